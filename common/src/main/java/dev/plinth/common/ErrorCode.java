@@ -1,0 +1,86 @@
+package dev.plinth.common;
+
+/**
+ * The one list of errors in Plinth. Every boundary translates these once: POSIX errno at FUSE,
+ * S3 error codes at the gateway, exit codes and one-line messages at the CLI, and numeric codes
+ * on the wire. Codes are append-only: the wire carries {@link #wireCode()}.
+ */
+public enum ErrorCode {
+    NOT_FOUND(1, 2, false, "no such file or directory"),
+    ALREADY_EXISTS(2, 17, false, "file exists"),
+    NOT_A_DIRECTORY(3, 20, false, "not a directory"),
+    IS_A_DIRECTORY(4, 21, false, "is a directory"),
+    DIRECTORY_NOT_EMPTY(5, 39, false, "directory not empty"),
+    PERMISSION_DENIED(6, 13, false, "permission denied"),
+    OPERATION_NOT_PERMITTED(7, 1, false, "operation not permitted"),
+    INVALID_ARGUMENT(8, 22, false, "invalid argument"),
+    NAME_TOO_LONG(9, 36, false, "file name too long"),
+    NO_SPACE(10, 28, false, "no space left on device"),
+    SYMLINK_LOOP(11, 40, false, "too many levels of symbolic links"),
+    CROSS_DEVICE(12, 18, false, "invalid cross-device link"),
+    IO_ERROR(13, 5, false, "input/output error"),
+    CHECKSUM_MISMATCH(14, 5, false, "checksum mismatch: stored data is corrupt"),
+    TIMED_OUT(15, 110, true, "timed out"),
+    UNAVAILABLE(16, 11, true, "service unavailable, try again"),
+    PROTOCOL_ERROR(17, 71, false, "protocol error"),
+    VERSION_MISMATCH(18, 71, false, "protocol version not supported"),
+    AUTHENTICATION_FAILED(19, 13, false, "authentication failed"),
+    NO_ATTRIBUTE(20, 61, false, "no such attribute"),
+    STALE_HANDLE(21, 116, false, "stale file handle"),
+    NOT_SUPPORTED(22, 95, false, "operation not supported"),
+    RESULT_TOO_LARGE(23, 34, false, "result too large"),
+    FILE_TOO_LARGE(24, 27, false, "file too large"),
+    TOO_MANY_LINKS(25, 31, false, "too many links"),
+    NOT_LEADER(26, 11, true, "not the leader, retry elsewhere"),
+    BUSY(27, 16, true, "resource busy"),
+    INTERNAL(28, 5, false, "internal error");
+
+    private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
+
+    static {
+        for (ErrorCode code : values()) {
+            if (BY_WIRE_CODE[code.wireCode] != null) {
+                throw new AssertionError("duplicate wire code " + code.wireCode);
+            }
+            BY_WIRE_CODE[code.wireCode] = code;
+        }
+    }
+
+    private final int wireCode;
+    private final int errno;
+    private final boolean retryable;
+    private final String description;
+
+    ErrorCode(int wireCode, int errno, boolean retryable, String description) {
+        this.wireCode = wireCode;
+        this.errno = errno;
+        this.retryable = retryable;
+        this.description = description;
+    }
+
+    public int wireCode() {
+        return wireCode;
+    }
+
+    /** The POSIX errno a file system call returns for this error (Linux numbering). */
+    public int errno() {
+        return errno;
+    }
+
+    /** Whether the same request may succeed if sent again, possibly to another server. */
+    public boolean retryable() {
+        return retryable;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** Decodes a wire code; an unknown code from a newer peer becomes {@link #INTERNAL}. */
+    public static ErrorCode fromWireCode(int wireCode) {
+        if (wireCode <= 0 || wireCode >= BY_WIRE_CODE.length || BY_WIRE_CODE[wireCode] == null) {
+            return INTERNAL;
+        }
+        return BY_WIRE_CODE[wireCode];
+    }
+}

@@ -1,0 +1,55 @@
+package dev.plinth.common;
+
+import java.util.List;
+
+/**
+ * How a file's bytes are spread, with Lustre's meaning: {@code stripeCount} stripe objects take
+ * {@code stripeSizeBytes} in turn; stripe object {@code i} is stored as chunks of
+ * {@code chunkSizeBytes} on chain {@code chainIds[i]}. A directory's default layout has no chains
+ * (the metadata service picks them from {@code pool} when a file is created). See {@link StripeMath}.
+ */
+public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
+                     List<Integer> chainIds) {
+    public static final int STRIPE_COUNT_MAX = 256;
+    public static final int STRIPE_SIZE_UNIT = 64 * 1024;
+    public static final int STRIPE_SIZE_MAX = 64 * 1024 * 1024;
+    public static final int CHUNK_SIZE_MIN = 64 * 1024;
+    public static final int CHUNK_SIZE_MAX = 64 * 1024 * 1024;
+    public static final String DEFAULT_POOL = "default";
+
+    public Layout {
+        chainIds = List.copyOf(chainIds);
+    }
+
+    /** Checks the values that came from outside; throws INVALID_ARGUMENT naming the bad one. */
+    public Layout validate() {
+        if (stripeCount < 1 || stripeCount > STRIPE_COUNT_MAX) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "stripe count %d not in 1..%d", stripeCount, STRIPE_COUNT_MAX);
+        }
+        if (stripeSizeBytes < STRIPE_SIZE_UNIT || stripeSizeBytes > STRIPE_SIZE_MAX || stripeSizeBytes % STRIPE_SIZE_UNIT != 0) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "stripe size %d is not a multiple of 64 KiB up to 64 MiB", stripeSizeBytes);
+        }
+        if (chunkSizeBytes < CHUNK_SIZE_MIN || chunkSizeBytes > CHUNK_SIZE_MAX || Integer.bitCount(chunkSizeBytes) != 1) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "chunk size %d is not a power of two in 64 KiB..64 MiB", chunkSizeBytes);
+        }
+        if (replicas < 1 || replicas > 8) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "replicas %d not in 1..8", replicas);
+        }
+        if (pool == null || pool.isEmpty() || pool.length() > 64) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "pool name must be 1..64 characters");
+        }
+        if (!chainIds.isEmpty() && chainIds.size() != stripeCount) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "layout names %d chains for %d stripes", chainIds.size(), stripeCount);
+        }
+        return this;
+    }
+
+    public Layout withChains(List<Integer> chains) {
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains);
+    }
+
+    /** The template part of the layout (no chains), as a directory stores it. */
+    public Layout template() {
+        return withChains(List.of());
+    }
+}

@@ -1,0 +1,88 @@
+package dev.plinth.common;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every setting Plinth reads, declared once. `plinth settings` prints them and
+ * docs/settings.md is generated from this class (a test keeps the two in step).
+ */
+public final class Settings {
+    private Settings() {}
+
+    // Listeners of the all-in-one server and of each role.
+    public static final Setting<String> RPC_LISTEN = Setting.ofString("rpc.listen", "127.0.0.1:7100",
+            "Address and port of the RPC listener that all roles of one process share. Port 0 picks a free port.");
+    public static final Setting<String> HTTP_LISTEN = Setting.ofString("http.listen", "127.0.0.1:7180",
+            "Address and port of the HTTP listener (health now; metrics and status page later). Port 0 picks a free port.");
+    public static final Setting<Integer> SERVER_TARGETS = Setting.ofInt("server.targets", 4, "count",
+            "Storage targets the embedded server creates under DIR/targets on first start.");
+
+    // Wire.
+    public static final Setting<Long> RPC_FRAME_BYTES_MAX = Setting.ofBytes("rpc.frame-bytes-max", 17L << 20,
+            "Largest RPC frame accepted; bigger length prefixes close the connection with PROTOCOL_ERROR.");
+    public static final Setting<Integer> RPC_INFLIGHT_REQUESTS_MAX = Setting.ofInt("rpc.inflight-requests-max", 128, "requests",
+            "Requests one connection may have outstanding; a client waits, a server stops reading beyond it.");
+    public static final Setting<Long> RPC_TIMEOUT_MILLIS = Setting.ofLong("rpc.timeout-millis", 30_000, "milliseconds",
+            "Deadline of one RPC, sent with the request so the server can drop work nobody waits for.");
+
+    // Layout defaults for the root directory of a new file system.
+    public static final Setting<Integer> LAYOUT_STRIPE_COUNT = Setting.ofInt("layout.stripe-count", 1, "stripes",
+            "Default stripe count of the root directory, inherited by new files (Lustre's default is 1).");
+    public static final Setting<Long> LAYOUT_STRIPE_SIZE = Setting.ofBytes("layout.stripe-size", 1L << 20,
+            "Default stripe size: the round-robin unit over stripe objects. A multiple of 64 KiB.");
+    public static final Setting<Long> LAYOUT_CHUNK_SIZE = Setting.ofBytes("layout.chunk-size", 4L << 20,
+            "Chunk size: the unit a stripe object is stored in on a target. A power of two, 64 KiB to 64 MiB.");
+
+    // Storage targets.
+    public static final Setting<Long> TARGET_CAPACITY = Setting.ofBytes("target.capacity", 0,
+            "Capacity each target reports and enforces; 0 means the free space of its file system.");
+    public static final Setting<Integer> STORAGE_IO_THREADS = Setting.ofInt("storage.io-threads", 8, "threads",
+            "Platform threads doing chunk file I/O per process (blocking I/O must not pin virtual threads' carriers).");
+
+    // Metadata.
+    public static final Setting<Integer> META_IO_THREADS = Setting.ofInt("meta.io-threads", 4, "threads",
+            "Platform threads doing RocksDB reads per process.");
+    public static final Setting<Long> META_SESSION_LEASE_MILLIS = Setting.ofLong("meta.session-lease-millis", 30_000, "milliseconds",
+            "How long a client session lives without renewal; its open files are then closed for it.");
+    public static final Setting<Boolean> META_LOG_SYNC = Setting.ofBoolean("meta.log-sync", false,
+            "true: acknowledge a metadata change only after the Raft log is fsynced. false: acknowledge once it is "
+                    + "written to the OS; the log is fsynced in groups right after (a process crash loses nothing).");
+
+    // Client.
+    public static final Setting<Long> CLIENT_READAHEAD_BYTES = Setting.ofBytes("client.readahead-bytes", 16L << 20,
+            "How far ahead of a sequential reader the client fetches.");
+    public static final Setting<Long> CLIENT_WRITE_BEHIND_BYTES = Setting.ofBytes("client.write-behind-bytes", 64L << 20,
+            "Bytes of acknowledged-to-the-caller writes one client may hold in flight before a writer waits.");
+
+    public static List<Setting<?>> all() {
+        List<Setting<?>> result = new ArrayList<>();
+        for (Field field : Settings.class.getDeclaredFields()) {
+            if (Modifier.isStatic(field.getModifiers()) && field.getType() == Setting.class) {
+                try {
+                    result.add((Setting<?>) field.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+        return result;
+    }
+
+    /** The reference table of docs/settings.md. */
+    public static String markdown() {
+        StringBuilder out = new StringBuilder();
+        out.append("# Settings\n\n")
+                .append("Generated from `common/src/main/java/dev/plinth/common/Settings.java` by `bin/plinth settings --markdown`; ")
+                .append("do not edit by hand. Set them with `--set KEY=VALUE` on any role, or in the file given with `--config FILE` ")
+                .append("(Java properties format).\n\n")
+                .append("| key | default | unit | description |\n|---|---|---|---|\n");
+        for (Setting<?> setting : all()) {
+            out.append("| `").append(setting.key()).append("` | `").append(setting.defaultValue()).append("` | ")
+                    .append(setting.unit()).append(" | ").append(setting.description()).append(" |\n");
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,85 @@
+package dev.plinth.common.codec;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/** A growable big-endian byte buffer with a hard size limit. Not thread-safe. */
+public final class BinaryWriter {
+    private final int bytesMax;
+    private byte[] bytes;
+    private int length;
+
+    public BinaryWriter(int initialBytes, int bytesMax) {
+        this.bytes = new byte[Math.max(16, initialBytes)];
+        this.bytesMax = bytesMax;
+    }
+
+    private void ensure(int more) {
+        int needed = length + more;
+        if (needed < 0 || needed > bytesMax) {
+            throw new IllegalStateException("encoded value exceeds " + bytesMax + " bytes");
+        }
+        if (needed > bytes.length) {
+            bytes = Arrays.copyOf(bytes, (int) Math.min(bytesMax, Math.max(needed, (long) bytes.length * 2)));
+        }
+    }
+
+    public void writeByte(int value) {
+        ensure(1);
+        bytes[length++] = (byte) value;
+    }
+
+    public void writeInt(int value) {
+        ensure(4);
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            bytes[length++] = (byte) (value >>> shift);
+        }
+    }
+
+    public void writeLong(long value) {
+        ensure(8);
+        for (int shift = 56; shift >= 0; shift -= 8) {
+            bytes[length++] = (byte) (value >>> shift);
+        }
+    }
+
+    /** Unsigned LEB128, for lengths and counts. */
+    public void writeVarInt(int value) {
+        if (value < 0) {
+            throw new IllegalArgumentException("negative length " + value);
+        }
+        while ((value & ~0x7F) != 0) {
+            writeByte((value & 0x7F) | 0x80);
+            value >>>= 7;
+        }
+        writeByte(value);
+    }
+
+    public void writeBytes(byte[] value) {
+        writeVarInt(value.length);
+        writeRaw(value, 0, value.length);
+    }
+
+    public void writeRaw(byte[] value, int offset, int count) {
+        ensure(count);
+        System.arraycopy(value, offset, bytes, length, count);
+        length += count;
+    }
+
+    public void writeString(String value) {
+        writeBytes(value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public int length() {
+        return length;
+    }
+
+    public byte[] toByteArray() {
+        return Arrays.copyOf(bytes, length);
+    }
+
+    /** The internal array; valid up to {@link #length()}. */
+    public byte[] array() {
+        return bytes;
+    }
+}

@@ -1,0 +1,77 @@
+package dev.plinth.common.codec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.common.Credentials;
+import dev.plinth.common.FileType;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class RecordCodecTest {
+    record Sample(int number, long big, boolean flag, String text, byte[] bytes, FileType type, List<Integer> ints,
+                  Layout layout, Credentials credentials, List<String> names) {}
+
+    private static Sample sample() {
+        return new Sample(-5, Long.MAX_VALUE, true, "héllo", new byte[] {1, 2, 3}, FileType.SYMLINK, List.of(1, 2, 3),
+                new Layout(2, 65536, 1 << 20, "fast", 1, List.of(4, 5)), new Credentials(1000, 100, List.of(5, 6)), List.of("a", "b"));
+    }
+
+    @Test
+    void roundTrips() {
+        Sample original = sample();
+        Sample decoded = RecordCodec.decode(Sample.class, RecordCodec.encode(original));
+        assertThat(decoded.number()).isEqualTo(original.number());
+        assertThat(decoded.big()).isEqualTo(original.big());
+        assertThat(decoded.text()).isEqualTo(original.text());
+        assertThat(decoded.bytes()).isEqualTo(original.bytes());
+        assertThat(decoded.type()).isEqualTo(FileType.SYMLINK);
+        assertThat(decoded.ints()).isEqualTo(original.ints());
+        assertThat(decoded.layout()).isEqualTo(original.layout());
+        assertThat(decoded.credentials()).isEqualTo(original.credentials());
+        assertThat(decoded.names()).isEqualTo(original.names());
+    }
+
+    @Test
+    void nullsRoundTrip() {
+        Sample withNulls = new Sample(0, 0, false, null, null, null, List.of(), null, Credentials.ROOT, List.of());
+        Sample decoded = RecordCodec.decode(Sample.class, RecordCodec.encode(withNulls));
+        assertThat(decoded.text()).isNull();
+        assertThat(decoded.layout()).isNull();
+    }
+
+    /** Truncations, bit flips and random bytes must fail with a PlinthException, never anything else. */
+    @Test
+    void corruptInputFailsCleanly() {
+        byte[] good = RecordCodec.encode(sample());
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        for (int i = 0; i < good.length; i++) {
+            assertDecodeFailsCleanly(Arrays.copyOf(good, i), seed);
+        }
+        for (int round = 0; round < 20_000; round++) {
+            byte[] mutated = good.clone();
+            int flips = 1 + random.nextInt(4);
+            for (int f = 0; f < flips; f++) {
+                mutated[random.nextInt(mutated.length)] ^= (byte) (1 << random.nextInt(8));
+            }
+            assertDecodeFailsCleanly(mutated, seed);
+            byte[] noise = new byte[random.nextInt(200)];
+            random.nextBytes(noise);
+            assertDecodeFailsCleanly(noise, seed);
+        }
+    }
+
+    private static void assertDecodeFailsCleanly(byte[] input, long seed) {
+        try {
+            RecordCodec.decode(Sample.class, input);
+        } catch (PlinthException expected) {
+            // typed error: fine
+        } catch (RuntimeException e) {
+            throw new AssertionError("seed " + seed + ": untyped failure " + e, e);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package dev.plinth.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.MessageToMessageDecoder;
+import java.util.List;
+
+/** Pipeline pieces shared by server and client: length-prefixed framing and frame writes. */
+final class FrameCodec {
+    private FrameCodec() {}
+
+    static void install(ChannelPipeline pipeline, long frameBytesMax) {
+        pipeline.addLast("framing", new LengthFieldBasedFrameDecoder((int) Math.min(Integer.MAX_VALUE, frameBytesMax), 0, 4, 0, 4, true));
+        pipeline.addLast("frames", new MessageToMessageDecoder<ByteBuf>() {
+            @Override
+            protected void decode(ChannelHandlerContext context, ByteBuf body, List<Object> out) {
+                out.add(Frame.parse(body.retain()));
+            }
+        });
+    }
+
+    /**
+     * Writes one frame. Prefix and data are written in one event-loop task so that frames sent
+     * from different threads never interleave on the socket.
+     */
+    static void write(Channel channel, int flags, int messageType, long correlationId, int timeoutMillis,
+                      Record message, Object data, long dataLength) {
+        var encoded = Protocol.encode(message);
+        ByteBuf prefix = Frame.encodePrefix(channel.alloc(), flags, messageType, correlationId, timeoutMillis,
+                encoded.array(), encoded.length(), dataLength);
+        Runnable send = () -> {
+            if (data == null) {
+                channel.writeAndFlush(prefix, channel.voidPromise());
+            } else {
+                channel.write(prefix, channel.voidPromise());
+                channel.writeAndFlush(data, channel.voidPromise());
+            }
+        };
+        if (channel.eventLoop().inEventLoop()) {
+            send.run();
+        } else {
+            channel.eventLoop().execute(send);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.plinth.wire;
+
+import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
+import dev.plinth.wire.messages.HandshakeMessages.Challenge;
+import dev.plinth.wire.messages.HandshakeMessages.Empty;
+import dev.plinth.wire.messages.HandshakeMessages.Hello;
+import dev.plinth.wire.messages.HandshakeMessages.Welcome;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MgmtMessages;
+import dev.plinth.wire.messages.StorageMessages;
+
+/** Message numbers: 1-9 handshake, 10-19 mgmt, 20-49 storage, 100-199 meta. Never reuse a number. */
+final class Messages {
+    private Messages() {}
+
+    interface Registry {
+        void register(int type, Class<? extends Record> request, Class<? extends Record> response);
+    }
+
+    static void registerAll(Registry registry) {
+        registry.register(1, Hello.class, Challenge.class);
+        registry.register(2, Authenticate.class, Welcome.class);
+
+        registry.register(10, MgmtMessages.GetClusterMap.class, MgmtMessages.ClusterMap.class);
+        registry.register(11, MgmtMessages.UpdatePool.class, MgmtMessages.ClusterMap.class);
+        registry.register(12, MgmtMessages.Heartbeat.class, Empty.class);
+
+        registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
+        registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);
+        registry.register(22, StorageMessages.TruncateObject.class, Empty.class);
+        registry.register(23, StorageMessages.RemoveFile.class, Empty.class);
+        registry.register(24, StorageMessages.SyncFile.class, Empty.class);
+
+        registry.register(100, MetaMessages.Lookup.class, MetaMessages.AttributesReply.class);
+        registry.register(101, MetaMessages.ResolvePath.class, MetaMessages.AttributesReply.class);
+        registry.register(102, MetaMessages.GetAttr.class, MetaMessages.AttributesReply.class);
+        registry.register(103, MetaMessages.ReadDir.class, MetaMessages.ReadDirReply.class);
+        registry.register(104, MetaMessages.ReadLink.class, MetaMessages.ReadLinkReply.class);
+        registry.register(105, MetaMessages.GetXattr.class, MetaMessages.XattrValue.class);
+        registry.register(106, MetaMessages.ListXattr.class, MetaMessages.XattrNames.class);
+        registry.register(107, MetaMessages.StatFs.class, MetaMessages.StatFsReply.class);
+
+        registry.register(120, MetaMessages.Create.class, MetaMessages.CreateReply.class);
+        registry.register(121, MetaMessages.Mkdir.class, MetaMessages.AttributesReply.class);
+        registry.register(122, MetaMessages.Symlink.class, MetaMessages.AttributesReply.class);
+        registry.register(123, MetaMessages.SetAttr.class, MetaMessages.AttributesReply.class);
+        registry.register(124, MetaMessages.Unlink.class, Empty.class);
+        registry.register(125, MetaMessages.Rmdir.class, Empty.class);
+        registry.register(126, MetaMessages.Rename.class, Empty.class);
+        registry.register(127, MetaMessages.Link.class, MetaMessages.AttributesReply.class);
+        registry.register(128, MetaMessages.SetXattr.class, Empty.class);
+        registry.register(129, MetaMessages.RemoveXattr.class, Empty.class);
+        registry.register(130, MetaMessages.Open.class, MetaMessages.AttributesReply.class);
+        registry.register(131, MetaMessages.Close.class, MetaMessages.AttributesReply.class);
+        registry.register(132, MetaMessages.SetLayout.class, MetaMessages.AttributesReply.class);
+        registry.register(133, MetaMessages.OpenSession.class, MetaMessages.SessionReply.class);
+        registry.register(134, MetaMessages.RenewSession.class, MetaMessages.SessionReply.class);
+        registry.register(135, MetaMessages.CloseSession.class, Empty.class);
+        registry.register(136, MetaMessages.ExpireSessions.class, Empty.class);
+    }
+}

@@ -1,0 +1,11 @@
+package dev.plinth.wire;
+
+import java.net.SocketAddress;
+
+/** What a handler knows about the request besides its message. */
+public record RequestContext(SocketAddress remoteAddress, long deadlineNanos) {
+    /** True once the caller has stopped waiting; handlers skip work for expired requests. */
+    public boolean expired() {
+        return deadlineNanos != 0 && System.nanoTime() - deadlineNanos > 0;
+    }
+}

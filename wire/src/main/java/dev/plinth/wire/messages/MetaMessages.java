@@ -1,0 +1,144 @@
+package dev.plinth.wire.messages;
+
+import dev.plinth.common.Credentials;
+import dev.plinth.common.FileType;
+import dev.plinth.common.Layout;
+import java.util.List;
+
+/**
+ * The namespace API. Every request carries an {@link OpHeader}: who calls (for permission checks),
+ * and for changes a client id and request id so that a retried change is applied once.
+ */
+public final class MetaMessages {
+    private MetaMessages() {}
+
+    /** {@code timeNanos} is set by the metadata leader, never trusted from the client. */
+    public record OpHeader(long clientId, long requestId, Credentials credentials, long timeNanos) {
+        public OpHeader withTime(long nanos) {
+            return new OpHeader(clientId, requestId, credentials, nanos);
+        }
+    }
+
+    /** A request that changes the namespace: it goes through the Raft log. */
+    public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
+            SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions {
+        OpHeader header();
+    }
+
+    /** A request that only reads: served by the leader without a log entry. */
+    public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadLink, GetXattr, ListXattr, StatFs {
+        OpHeader header();
+    }
+
+    public record Attributes(long inodeId, FileType type, int mode, int uid, int gid, int linkCount, long sizeBytes,
+                             long atimeNanos, long mtimeNanos, long ctimeNanos, long generation, Layout layout) {
+        public boolean isDirectory() {
+            return type == FileType.DIRECTORY;
+        }
+    }
+
+    public record AttributesReply(Attributes attributes) {}
+
+    public record DirEntry(String name, long inodeId, FileType type) {}
+
+    // ---- queries
+
+    public record Lookup(OpHeader header, long parentId, String name) implements Query {}
+
+    /** Resolves an absolute path from the root, following symlinks (the last only if asked). */
+    public record ResolvePath(OpHeader header, String path, boolean followLast) implements Query {}
+
+    public record GetAttr(OpHeader header, long inodeId) implements Query {}
+
+    /** Entries after {@code afterName} (exclusive; "" for the start) in name order, at most {@code limit}. */
+    public record ReadDir(OpHeader header, long inodeId, String afterName, int limit) implements Query {}
+
+    public record ReadDirReply(List<DirEntry> entries, boolean more) {}
+
+    public record ReadLink(OpHeader header, long inodeId) implements Query {}
+
+    public record ReadLinkReply(String target) {}
+
+    public record GetXattr(OpHeader header, long inodeId, String name) implements Query {}
+
+    public record XattrValue(byte[] value) {}
+
+    public record ListXattr(OpHeader header, long inodeId) implements Query {}
+
+    public record XattrNames(List<String> names) {}
+
+    public record StatFs(OpHeader header) implements Query {}
+
+    public record StatFsReply(long capacityBytes, long freeBytes, long inodes, int blockSizeBytes) {}
+
+    // ---- mutations
+
+    /** Creates a file; {@code layout} null means inherit the parent's default. */
+    public record Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout)
+            implements Mutation {}
+
+    public record CreateReply(Attributes attributes, boolean created) {}
+
+    public record Mkdir(OpHeader header, long parentId, String name, int mode) implements Mutation {}
+
+    public record Symlink(OpHeader header, long parentId, String name, String target) implements Mutation {}
+
+    /** Bits of {@link SetAttr#mask}. */
+    public static final int SET_MODE = 1;
+    public static final int SET_UID = 2;
+    public static final int SET_GID = 4;
+    public static final int SET_SIZE = 8;
+    public static final int SET_ATIME = 16;
+    public static final int SET_MTIME = 32;
+    /** With SET_ATIME or SET_MTIME: use the leader's clock rather than the given value. */
+    public static final int SET_TIMES_NOW = 64;
+
+    public record SetAttr(OpHeader header, long inodeId, int mask, int mode, int uid, int gid, long sizeBytes,
+                          long atimeNanos, long mtimeNanos) implements Mutation {}
+
+    public record Unlink(OpHeader header, long parentId, String name) implements Mutation {}
+
+    public record Rmdir(OpHeader header, long parentId, String name) implements Mutation {}
+
+    /** Moves an entry, replacing a compatible destination atomically; {@code noReplace} fails with EEXIST instead. */
+    public record Rename(OpHeader header, long sourceParentId, String sourceName, long targetParentId, String targetName,
+                         boolean noReplace) implements Mutation {}
+
+    public record Link(OpHeader header, long inodeId, long parentId, String name) implements Mutation {}
+
+    public record SetXattr(OpHeader header, long inodeId, String name, byte[] value, int flags) implements Mutation {}
+
+    /** Bits of {@link SetXattr#flags}, with Linux's values. */
+    public static final int XATTR_CREATE = 1;
+    public static final int XATTR_REPLACE = 2;
+
+    public record RemoveXattr(OpHeader header, long inodeId, String name) implements Mutation {}
+
+    /** Registers an open file for the client's session, so an unlinked file stays readable until closed. */
+    public record Open(OpHeader header, long inodeId, boolean write) implements Mutation {}
+
+    /**
+     * Ends one open of a file, settling what the client wrote: size becomes at least
+     * {@code writtenEndBytes} and mtime is updated if {@code wrote}. {@code release} false keeps the
+     * file open (fsync settles without closing).
+     */
+    public record Close(OpHeader header, long inodeId, long writtenEndBytes, boolean wrote, boolean release)
+            implements Mutation {}
+
+    /** Sets a directory's default layout, or the layout of a file that has no data yet. */
+    public record SetLayout(OpHeader header, long inodeId, Layout layout) implements Mutation {}
+
+    public record OpenSession(OpHeader header, String clientName) implements Mutation {}
+
+    public record SessionReply(long clientId, long leaseMillis) {}
+
+    public record RenewSession(OpHeader header) implements Mutation {}
+
+    public record CloseSession(OpHeader header) implements Mutation {}
+
+    /** Written by the leader: ends sessions whose lease ran out before {@code header.timeNanos}. */
+    public record ExpireSessions(OpHeader header) implements Mutation {}
+
+    /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
+    public record RemovedFile(long inodeId, Layout layout) {}
+}

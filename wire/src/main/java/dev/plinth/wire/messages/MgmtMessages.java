@@ -1,0 +1,52 @@
+package dev.plinth.wire.messages;
+
+import java.util.List;
+
+/** Cluster membership, targets, chains and pools, as the management service keeps them. */
+public final class MgmtMessages {
+    private MgmtMessages() {}
+
+    public enum TargetState { ONLINE, OFFLINE }
+
+    public record NodeInfo(int nodeId, String rpcAddress, boolean online) {}
+
+    public record TargetInfo(int targetId, int nodeId, String path, long capacityBytes, long usedBytes, TargetState state) {
+        public long freeBytes() {
+            return Math.max(0, capacityBytes - usedBytes);
+        }
+    }
+
+    /** An ordered list of targets holding the same chunks, head first. Version changes with membership. */
+    public record ChainInfo(int chainId, long version, List<Integer> targetIds) {}
+
+    public record PoolInfo(String name, List<Integer> targetIds) {}
+
+    public record ClusterMap(long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<ChainInfo> chains,
+                             List<PoolInfo> pools) {
+        public TargetInfo target(int targetId) {
+            return targets.stream().filter(t -> t.targetId() == targetId).findFirst().orElse(null);
+        }
+
+        public ChainInfo chain(int chainId) {
+            return chains.stream().filter(c -> c.chainId() == chainId).findFirst().orElse(null);
+        }
+
+        public NodeInfo node(int nodeId) {
+            return nodes.stream().filter(n -> n.nodeId() == nodeId).findFirst().orElse(null);
+        }
+
+        public PoolInfo pool(String name) {
+            return pools.stream().filter(p -> p.name().equals(name)).findFirst().orElse(null);
+        }
+    }
+
+    public record GetClusterMap() {}
+
+    public enum PoolOperation { CREATE, ADD, REMOVE, DELETE }
+
+    public record UpdatePool(PoolOperation operation, String name, List<Integer> targetIds) {}
+
+    public record TargetUsage(int targetId, long capacityBytes, long usedBytes) {}
+
+    public record Heartbeat(int nodeId, List<TargetUsage> targets) {}
+}
