@@ -1,0 +1,297 @@
+package dev.plinth.storage;
+
+import dev.plinth.common.Crc32cBlocks;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+
+/**
+ * One chunk on disk: a data file holding the chunk's bytes as they are (so reads can be sent
+ * with sendfile) and a meta file holding the format version, the chunk version, the length and a
+ * CRC32C per 64 KiB block.
+ *
+ * <p>Meta file, format 1 (big-endian): u32 magic "PLCK", u16 format, u16 reserved, u64 chunk
+ * version, u32 length, u32 block bytes, then one u32 CRC per block at a fixed slot, so a write
+ * rewrites only the header and the slots of the blocks it touched. Data is written before meta:
+ * a crash in between leaves a block whose CRC does not match, which a read reports as
+ * CHECKSUM_MISMATCH rather than returning wrong bytes.
+ *
+ * <p>Not thread-safe: {@link ChunkStore} serializes access per chunk.
+ */
+final class ChunkFile implements AutoCloseable {
+    static final int MAGIC = 0x504C434B;
+    static final int FORMAT_VERSION = 1;
+    static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 4 + 4;
+    private static final int BLOCK = Crc32cBlocks.BLOCK_BYTES;
+    private static final int ZERO_BLOCK_CRC = Crc32cBlocks.crc(new byte[BLOCK], 0, BLOCK);
+
+    private final Path dataPath;
+    private final Path metaPath;
+    private final FileChannel data;
+    private final FileChannel meta;
+    private long version;
+    private int length;
+    private int[] crcs;
+    boolean closed;
+
+    private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta) {
+        this.dataPath = dataPath;
+        this.metaPath = metaPath;
+        this.data = data;
+        this.meta = meta;
+    }
+
+    static Path metaPathOf(Path dataPath) {
+        String name = dataPath.getFileName().toString();
+        return dataPath.resolveSibling(name.substring(0, name.length() - ".data".length()) + ".meta");
+    }
+
+    /** Opens a chunk, creating empty files when {@code create} and it does not exist; null if absent. */
+    static ChunkFile open(Path dataPath, boolean create) throws IOException {
+        Path metaPath = metaPathOf(dataPath);
+        if (!create && !Files.exists(metaPath)) {
+            return null;
+        }
+        Files.createDirectories(dataPath.getParent());
+        FileChannel data = FileChannel.open(dataPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel meta;
+        try {
+            meta = FileChannel.open(metaPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            data.close();
+            throw e;
+        }
+        ChunkFile chunk = new ChunkFile(dataPath, metaPath, data, meta);
+        try {
+            chunk.load();
+        } catch (IOException | RuntimeException e) {
+            chunk.close();
+            throw e;
+        }
+        return chunk;
+    }
+
+    private void load() throws IOException {
+        long size = meta.size();
+        if (size == 0) {
+            version = 0;
+            length = 0;
+            crcs = new int[0];
+            writeHeader();
+            return;
+        }
+        if (size < HEADER_BYTES) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is truncated");
+        }
+        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+        readFully(meta, header, 0);
+        header.flip();
+        if (header.getInt() != MAGIC) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " has a bad magic number");
+        }
+        int format = header.getShort() & 0xFFFF;
+        if (format != FORMAT_VERSION) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk meta " + metaPath + " has format " + format);
+        }
+        header.getShort();
+        version = header.getLong();
+        length = header.getInt();
+        int blockBytes = header.getInt();
+        if (blockBytes != BLOCK || length < 0) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is inconsistent");
+        }
+        int blocks = Crc32cBlocks.blockCount(length);
+        ByteBuffer slots = ByteBuffer.allocate(blocks * 4);
+        if (size < HEADER_BYTES + (long) blocks * 4) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " lacks checksums");
+        }
+        readFully(meta, slots, HEADER_BYTES);
+        slots.flip();
+        crcs = new int[blocks];
+        slots.asIntBuffer().get(crcs);
+    }
+
+    long version() {
+        return version;
+    }
+
+    int length() {
+        return length;
+    }
+
+    Path dataPath() {
+        return dataPath;
+    }
+
+    /** Stored CRCs of blocks [firstBlock, firstBlock + count). */
+    int[] crcs(int firstBlock, int count) {
+        return Arrays.copyOfRange(crcs, firstBlock, firstBlock + count);
+    }
+
+    /**
+     * Writes {@code bytes} at {@code offset}, recomputing the CRC of every block it touches (and
+     * of blocks in a hole it opens), then the meta. Returns how many bytes the chunk grew.
+     */
+    int write(int offset, ByteBuffer bytes) throws IOException {
+        int count = bytes.remaining();
+        int oldLength = length;
+        int newLength = Math.max(oldLength, offset + count);
+        int oldBlocks = crcs.length;
+        int newBlocks = Crc32cBlocks.blockCount(newLength);
+        int[] newCrcs = newBlocks == oldBlocks ? crcs.clone() : Arrays.copyOf(crcs, newBlocks);
+
+        // Blocks between the old end and the write are a hole: zeros (the old last block may be partial).
+        int holeFirst = oldLength / BLOCK;
+        int writeFirst = offset / BLOCK;
+        for (int block = holeFirst; block < writeFirst; block++) {
+            int blockStart = block * BLOCK;
+            if (blockStart + BLOCK <= oldLength) {
+                continue;
+            }
+            newCrcs[block] = blockStart >= oldLength && blockStart + BLOCK <= newLength
+                    ? ZERO_BLOCK_CRC
+                    : crcOfMerged(block, oldLength, newLength, offset, bytes);
+        }
+        int writeLast = (offset + count - 1) / BLOCK;
+        for (int block = writeFirst; count > 0 && block <= writeLast; block++) {
+            int blockStart = block * BLOCK;
+            int blockEnd = Math.min(blockStart + BLOCK, newLength);
+            if (blockStart >= offset && blockEnd <= offset + count) {
+                ByteBuffer slice = bytes.duplicate();
+                slice.position(bytes.position() + blockStart - offset).limit(bytes.position() + blockEnd - offset);
+                newCrcs[block] = Crc32cBlocks.crc(slice);
+            } else {
+                newCrcs[block] = crcOfMerged(block, oldLength, newLength, offset, bytes);
+            }
+        }
+
+        ByteBuffer source = bytes.duplicate();
+        long position = offset;
+        try {
+            while (source.hasRemaining()) {
+                position += data.write(source, position);
+            }
+        } catch (IOException e) {
+            if (newLength > oldLength) {
+                data.truncate(oldLength);
+            }
+            throw e;
+        }
+        crcs = newCrcs;
+        length = newLength;
+        version++;
+        writeMeta(Math.min(holeFirst, writeFirst), newBlocks);
+        return newLength - oldLength;
+    }
+
+    /** CRC of one block after the write, merging old bytes, zeros of a hole and the new bytes. */
+    private int crcOfMerged(int block, int oldLength, int newLength, int offset, ByteBuffer bytes) throws IOException {
+        int blockStart = block * BLOCK;
+        int blockEnd = Math.min(blockStart + BLOCK, newLength);
+        ByteBuffer merged = ByteBuffer.allocate(blockEnd - blockStart);
+        int oldEnd = Math.min(blockEnd, oldLength);
+        if (oldEnd > blockStart) {
+            ByteBuffer old = merged.duplicate().limit(oldEnd - blockStart);
+            readFully(data, old, blockStart);
+        }
+        int from = Math.max(blockStart, offset);
+        int to = Math.min(blockEnd, offset + bytes.remaining());
+        if (to > from) {
+            ByteBuffer slice = bytes.duplicate();
+            slice.position(bytes.position() + from - offset).limit(bytes.position() + to - offset);
+            merged.put(from - blockStart, slice, slice.position(), to - from);
+        }
+        merged.position(0).limit(blockEnd - blockStart);
+        return Crc32cBlocks.crc(merged);
+    }
+
+    /** Cuts the chunk to {@code newLength} bytes (only ever shrinks). Returns bytes freed. */
+    int truncate(int newLength) throws IOException {
+        if (newLength >= length) {
+            return 0;
+        }
+        int freed = length - newLength;
+        data.truncate(newLength);
+        int blocks = Crc32cBlocks.blockCount(newLength);
+        int[] newCrcs = Arrays.copyOf(crcs, blocks);
+        if (newLength % BLOCK != 0) {
+            int last = blocks - 1;
+            ByteBuffer tail = ByteBuffer.allocate(newLength - last * BLOCK);
+            readFully(data, tail, (long) last * BLOCK);
+            tail.flip();
+            newCrcs[last] = Crc32cBlocks.crc(tail);
+        }
+        crcs = newCrcs;
+        length = newLength;
+        version++;
+        meta.truncate(HEADER_BYTES + (long) blocks * 4);
+        writeMeta(Math.max(0, blocks - 1), blocks);
+        return freed;
+    }
+
+    /** Reads and checks blocks [first, last]: used by the scrubber and tests. */
+    void verify(int firstBlock, int lastBlock) throws IOException {
+        for (int block = firstBlock; block <= lastBlock && block < crcs.length; block++) {
+            int blockStart = block * BLOCK;
+            ByteBuffer bytes = ByteBuffer.allocate(Math.min(BLOCK, length - blockStart));
+            readFully(data, bytes, blockStart);
+            bytes.flip();
+            if (Crc32cBlocks.crc(bytes) != crcs[block]) {
+                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + block + " of " + dataPath);
+            }
+        }
+    }
+
+    void force() throws IOException {
+        data.force(false);
+        meta.force(false);
+    }
+
+    private void writeHeader() throws IOException {
+        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+        header.putInt(MAGIC).putShort((short) FORMAT_VERSION).putShort((short) 0).putLong(version).putInt(length).putInt(BLOCK);
+        header.flip();
+        writeFully(meta, header, 0);
+    }
+
+    private void writeMeta(int firstBlock, int blockCount) throws IOException {
+        if (blockCount > firstBlock) {
+            ByteBuffer slots = ByteBuffer.allocate((blockCount - firstBlock) * 4);
+            slots.asIntBuffer().put(crcs, firstBlock, blockCount - firstBlock);
+            writeFully(meta, slots, HEADER_BYTES + (long) firstBlock * 4);
+        }
+        writeHeader();
+    }
+
+    private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+        while (buffer.hasRemaining()) {
+            int read = channel.read(buffer, position);
+            if (read < 0) {
+                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk file shorter than its recorded length");
+            }
+            position += read;
+        }
+    }
+
+    private static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+        while (buffer.hasRemaining()) {
+            position += channel.write(buffer, position);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        try {
+            data.close();
+        } finally {
+            meta.close();
+        }
+    }
+}

@@ -1,0 +1,384 @@
+package dev.plinth.storage;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Crc32cBlocks;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * One storage target: a directory on one disk holding chunk files.
+ *
+ * <pre>
+ *   DIR/target.properties                 target id and format version
+ *   DIR/chunks/XX/INODE/O.C.data|.meta    chunk C of stripe object O of file INODE (XX: last byte of INODE)
+ * </pre>
+ *
+ * Open chunk files are cached (bounded, least recently used first out). Access to one chunk is
+ * serialized by locking its {@link ChunkFile}; different chunks proceed in parallel. Thread-safe.
+ */
+public final class ChunkStore implements AutoCloseable {
+    public static final int FORMAT_VERSION = 1;
+    private static final int OPEN_CHUNKS_MAX = 256;
+
+    private final int targetId;
+    private final Path root;
+    private final Path chunksRoot;
+    private final long configuredCapacityBytes;
+    private final AtomicLong usedBytes = new AtomicLong();
+    private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
+
+    /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
+    public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
+
+    private ChunkStore(int targetId, Path root, long configuredCapacityBytes) {
+        this.targetId = targetId;
+        this.root = root;
+        this.chunksRoot = root.resolve("chunks");
+        this.configuredCapacityBytes = configuredCapacityBytes;
+    }
+
+    /** Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that target. */
+    public static ChunkStore open(Path root, int targetId, long capacityBytes) {
+        requireNonNull(root, "root is null");
+        try {
+            Files.createDirectories(root);
+            Path properties = root.resolve("target.properties");
+            if (Files.exists(properties)) {
+                Properties stored = new Properties();
+                try (var reader = Files.newBufferedReader(properties)) {
+                    stored.load(reader);
+                }
+                int storedId = Integer.parseInt(stored.getProperty("targetId", "-1"));
+                int format = Integer.parseInt(stored.getProperty("formatVersion", "-1"));
+                if (format != FORMAT_VERSION) {
+                    throw new PlinthException(ErrorCode.NOT_SUPPORTED, "target " + root + " has format " + format);
+                }
+                if (targetId >= 0 && storedId != targetId) {
+                    throw new PlinthException(ErrorCode.INVALID_ARGUMENT, root + " is target " + storedId + ", not " + targetId);
+                }
+                targetId = storedId;
+            } else {
+                if (targetId < 0) {
+                    throw new PlinthException(ErrorCode.INVALID_ARGUMENT, root + " is not a formatted target");
+                }
+                Properties stored = new Properties();
+                stored.setProperty("targetId", Integer.toString(targetId));
+                stored.setProperty("formatVersion", Integer.toString(FORMAT_VERSION));
+                Path temporary = root.resolve("target.properties.tmp");
+                try (var writer = Files.newBufferedWriter(temporary)) {
+                    stored.store(writer, "Plinth storage target");
+                }
+                Files.move(temporary, properties, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            ChunkStore store = new ChunkStore(targetId, root, capacityBytes);
+            Files.createDirectories(store.chunksRoot);
+            store.usedBytes.set(store.scanUsedBytes());
+            return store;
+        } catch (IOException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot open target " + root + ": " + e.getMessage(), e);
+        }
+    }
+
+    public int targetId() {
+        return targetId;
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    public long usedBytes() {
+        return usedBytes.get();
+    }
+
+    /** The configured capacity, or what is used plus what the file system has free. */
+    public long capacityBytes() {
+        if (configuredCapacityBytes > 0) {
+            return configuredCapacityBytes;
+        }
+        try {
+            return usedBytes.get() + Files.getFileStore(root).getUsableSpace();
+        } catch (IOException e) {
+            return usedBytes.get();
+        }
+    }
+
+    private long freeBytes() {
+        long free = capacityBytes() - usedBytes.get();
+        if (configuredCapacityBytes > 0) {
+            try {
+                free = Math.min(free, Files.getFileStore(root).getUsableSpace());
+            } catch (IOException e) {
+                // keep the configured figure
+            }
+        }
+        return free;
+    }
+
+    private long scanUsedBytes() throws IOException {
+        try (Stream<Path> files = Files.walk(chunksRoot)) {
+            return files.filter(p -> p.toString().endsWith(".data")).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0;
+                }
+            }).sum();
+        }
+    }
+
+    private Path inodeDirectory(long inodeId) {
+        String hex = InodeId.format(inodeId);
+        return chunksRoot.resolve(hex.substring(hex.length() - 2)).resolve(hex);
+    }
+
+    private Path dataPath(ChunkId chunk) {
+        return inodeDirectory(chunk.inodeId()).resolve(chunk.objectIndex() + "." + chunk.chunkIndex() + ".data");
+    }
+
+    private static void validate(ChunkId chunk, long offset, long length) {
+        if (chunk.objectIndex() < 0 || chunk.objectIndex() >= Layout.STRIPE_COUNT_MAX || chunk.chunkIndex() < 0
+                || chunk.chunkIndex() > (1L << 40) || chunk.inodeId() == 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "bad chunk id " + chunk);
+        }
+        if (offset < 0 || length < 0 || offset + length > Layout.CHUNK_SIZE_MAX) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "range " + offset + "+" + length + " is outside a chunk");
+        }
+    }
+
+    private interface ChunkAction<T> {
+        T apply(ChunkFile chunk) throws IOException;
+    }
+
+    /** Runs {@code action} on the chunk with it locked; null result and no call if absent and not {@code create}. */
+    private <T> T withChunk(Path dataPath, boolean create, ChunkAction<T> action) {
+        while (true) {
+            ChunkFile chunk;
+            try {
+                chunk = acquire(dataPath, create);
+            } catch (IOException e) {
+                throw ioError("open", dataPath, e);
+            }
+            if (chunk == null) {
+                return null;
+            }
+            synchronized (chunk) {
+                if (chunk.closed) {
+                    continue; // evicted between lookup and lock: open it again
+                }
+                try {
+                    return action.apply(chunk);
+                } catch (IOException e) {
+                    throw ioError("access", dataPath, e);
+                }
+            }
+        }
+    }
+
+    private ChunkFile acquire(Path dataPath, boolean create) throws IOException {
+        synchronized (open) {
+            ChunkFile chunk = open.get(dataPath);
+            if (chunk != null) {
+                return chunk;
+            }
+            chunk = ChunkFile.open(dataPath, create);
+            if (chunk == null) {
+                return null;
+            }
+            open.put(dataPath, chunk);
+            if (open.size() > OPEN_CHUNKS_MAX) {
+                Iterator<Map.Entry<Path, ChunkFile>> eldest = open.entrySet().iterator();
+                ChunkFile evicted = eldest.next().getValue();
+                eldest.remove();
+                closeQuietly(evicted);
+            }
+            return chunk;
+        }
+    }
+
+    private static void closeQuietly(ChunkFile chunk) {
+        synchronized (chunk) {
+            try {
+                chunk.close();
+            } catch (IOException e) {
+                // nothing more to do for a file we are dropping
+            }
+        }
+    }
+
+    private PlinthException ioError(String what, Path path, IOException e) {
+        String message = String.valueOf(e.getMessage());
+        if (message.contains("No space left")) {
+            return new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " is full", e);
+        }
+        return new PlinthException(ErrorCode.IO_ERROR, "cannot " + what + " " + path + ": " + message, e);
+    }
+
+    /**
+     * Writes {@code data} at {@code offset} of a chunk after checking it against {@code dataCrc}
+     * (the sender's CRC, so corruption on the way is caught) and against free space. Returns the
+     * chunk's new version and length.
+     */
+    public long[] write(ChunkId chunk, int offset, ByteBuffer data, int dataCrc) {
+        validate(chunk, offset, data.remaining());
+        if (Crc32cBlocks.crc(data) != dataCrc) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "write to " + chunk + " arrived corrupted");
+        }
+        Path path = dataPath(chunk);
+        return withChunk(path, true, file -> {
+            long growth = Math.max(0, (long) offset + data.remaining() - file.length());
+            if (growth > 0 && growth > freeBytes()) {
+                throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, freeBytes()) + " bytes free");
+            }
+            int grown = file.write(offset, data);
+            usedBytes.addAndGet(grown);
+            return new long[] {file.version(), file.length()};
+        });
+    }
+
+    /** What to send for [offset, offset + length): whole blocks, cut at the chunk's end. */
+    public ReadResult read(ChunkId chunk, int offset, int length) {
+        validate(chunk, offset, length);
+        Path path = dataPath(chunk);
+        ReadResult result = withChunk(path, false, file -> {
+            int chunkLength = file.length();
+            int block = Crc32cBlocks.BLOCK_BYTES;
+            int end = Math.min(chunkLength, offset + length);
+            if (offset >= end) {
+                return new ReadResult(path, offset, 0, chunkLength, file.version(), new int[0]);
+            }
+            int alignedOffset = offset / block * block;
+            int alignedEnd = (int) Math.min(chunkLength, ((long) end + block - 1) / block * block);
+            int firstBlock = alignedOffset / block;
+            int blocks = Crc32cBlocks.blockCount(alignedEnd - alignedOffset);
+            return new ReadResult(path, alignedOffset, alignedEnd - alignedOffset, chunkLength, file.version(),
+                    file.crcs(firstBlock, blocks));
+        });
+        return result != null ? result : new ReadResult(path, offset, 0, 0, 0, new int[0]);
+    }
+
+    /** Cuts stripe object {@code objectIndex} of a file to {@code objectLength} bytes. */
+    public void truncateObject(long inodeId, int objectIndex, long objectLength, int chunkSizeBytes) {
+        validate(new ChunkId(inodeId, objectIndex, 0), 0, 0);
+        if (objectLength < 0 || chunkSizeBytes < Layout.CHUNK_SIZE_MIN || chunkSizeBytes > Layout.CHUNK_SIZE_MAX) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "bad truncate " + objectLength + "/" + chunkSizeBytes);
+        }
+        for (Path path : chunkFiles(inodeId)) {
+            String[] parts = path.getFileName().toString().split("\\.");
+            if (Integer.parseInt(parts[0]) != objectIndex) {
+                continue;
+            }
+            long chunkIndex = Long.parseLong(parts[1]);
+            long chunkStart = chunkIndex * chunkSizeBytes;
+            if (chunkStart >= objectLength) {
+                removeChunk(path);
+            } else if (chunkStart + chunkSizeBytes > objectLength) {
+                int keep = (int) (objectLength - chunkStart);
+                Integer freed = withChunk(path, false, file -> file.truncate(keep));
+                if (freed != null) {
+                    usedBytes.addAndGet(-freed);
+                }
+            }
+        }
+    }
+
+    private List<Path> chunkFiles(long inodeId) {
+        Path directory = inodeDirectory(inodeId);
+        List<Path> result = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*.data")) {
+            files.forEach(result::add);
+        } catch (NoSuchFileException e) {
+            return result;
+        } catch (IOException e) {
+            throw ioError("list", directory, e);
+        }
+        result.sort(Comparator.naturalOrder());
+        return result;
+    }
+
+    private void removeChunk(Path dataPath) {
+        synchronized (open) {
+            ChunkFile cached = open.remove(dataPath);
+            if (cached != null) {
+                closeQuietly(cached);
+            }
+        }
+        try {
+            long size = Files.exists(dataPath) ? Files.size(dataPath) : 0;
+            Files.deleteIfExists(ChunkFile.metaPathOf(dataPath));
+            if (Files.deleteIfExists(dataPath)) {
+                usedBytes.addAndGet(-size);
+            }
+        } catch (IOException e) {
+            throw ioError("remove", dataPath, e);
+        }
+    }
+
+    /** Removes every chunk of a file; idempotent. */
+    public void removeFile(long inodeId) {
+        for (Path path : chunkFiles(inodeId)) {
+            removeChunk(path);
+        }
+        try {
+            Files.deleteIfExists(inodeDirectory(inodeId));
+        } catch (IOException e) {
+            // a concurrent write recreated it; the next removal takes it
+        }
+    }
+
+    /** Forces every chunk of a file, and its directory, to stable storage. */
+    public void syncFile(long inodeId) {
+        for (Path path : chunkFiles(inodeId)) {
+            withChunk(path, false, file -> {
+                file.force();
+                return null;
+            });
+        }
+        Path directory = inodeDirectory(inodeId);
+        if (Files.isDirectory(directory)) {
+            try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
+                channel.force(true);
+            } catch (IOException e) {
+                throw ioError("sync", directory, e);
+            }
+        }
+    }
+
+    /** Re-reads one chunk and checks every block; for the scrubber and for tests. */
+    public void verify(ChunkId chunk) {
+        withChunk(dataPath(chunk), false, file -> {
+            file.verify(0, Integer.MAX_VALUE);
+            return null;
+        });
+    }
+
+    @Override
+    public void close() {
+        synchronized (open) {
+            open.values().forEach(ChunkStore::closeQuietly);
+            open.clear();
+        }
+    }
+
+}

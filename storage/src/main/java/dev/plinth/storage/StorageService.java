@@ -1,0 +1,127 @@
+package dev.plinth.storage;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.Reply;
+import dev.plinth.wire.RpcDispatcher;
+import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
+import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
+import dev.plinth.wire.messages.StorageMessages.RemoveFile;
+import dev.plinth.wire.messages.StorageMessages.SyncFile;
+import dev.plinth.wire.messages.StorageMessages.TruncateObject;
+import dev.plinth.wire.messages.StorageMessages.WriteChunk;
+import dev.plinth.wire.messages.StorageMessages.WriteChunkResult;
+import io.netty.channel.DefaultFileRegion;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The storage role: serves chunk I/O for the targets of this node. Disk work runs on a bounded
+ * pool of platform threads (blocking file I/O would pin virtual threads' carriers); when its
+ * queue is full, requests fail fast with BUSY and the client retries. Reads reply with a file
+ * region, which the transport sends with sendfile; the block CRCs ride in the header.
+ */
+public final class StorageService implements AutoCloseable {
+    private static final int QUEUE_MAX = 4096;
+
+    private final Map<Integer, ChunkStore> targets = new ConcurrentHashMap<>();
+    private final ThreadPoolExecutor ioExecutor;
+
+    public StorageService(int ioThreads) {
+        this.ioExecutor = new ThreadPoolExecutor(ioThreads, ioThreads, 60, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(QUEUE_MAX), Thread.ofPlatform().name("storage-io-", 0).daemon().factory());
+    }
+
+    public void addTarget(ChunkStore store) {
+        requireNonNull(store, "store is null");
+        if (targets.putIfAbsent(store.targetId(), store) != null) {
+            throw new IllegalStateException("target " + store.targetId() + " served twice");
+        }
+    }
+
+    public List<ChunkStore> targets() {
+        return new ArrayList<>(targets.values());
+    }
+
+    public List<TargetUsage> usage() {
+        return targets.values().stream().map(t -> new TargetUsage(t.targetId(), t.capacityBytes(), t.usedBytes())).toList();
+    }
+
+    private ChunkStore target(int targetId) {
+        ChunkStore store = targets.get(targetId);
+        if (store == null) {
+            throw new PlinthException(ErrorCode.STALE_HANDLE, "target " + targetId + " is not served here");
+        }
+        return store;
+    }
+
+    public void register(RpcDispatcher dispatcher) {
+        dispatcher.register(WriteChunk.class, (context, request, data) -> {
+            data.retain();
+            return onDisk(() -> {
+                try {
+                    long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.dataCrc());
+                    return Reply.of(new WriteChunkResult(result[0], (int) result[1]));
+                } finally {
+                    data.release();
+                }
+            }, data::release);
+        });
+        dispatcher.register(ReadChunk.class, (context, request, data) -> onDisk(() -> {
+            ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
+            ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
+                    Arrays.stream(read.blockCrcs()).boxed().toList());
+            if (read.byteCount() == 0) {
+                return Reply.of(result);
+            }
+            return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
+        }, null));
+        dispatcher.register(TruncateObject.class, (context, request, data) -> onDisk(() -> {
+            target(request.targetId()).truncateObject(request.inodeId(), request.objectIndex(), request.objectLength(), request.chunkSizeBytes());
+            return Reply.of(HandshakeMessages.EMPTY);
+        }, null));
+        dispatcher.register(RemoveFile.class, (context, request, data) -> onDisk(() -> {
+            target(request.targetId()).removeFile(request.inodeId());
+            return Reply.of(HandshakeMessages.EMPTY);
+        }, null));
+        dispatcher.register(SyncFile.class, (context, request, data) -> onDisk(() -> {
+            target(request.targetId()).syncFile(request.inodeId());
+            return Reply.of(HandshakeMessages.EMPTY);
+        }, null));
+    }
+
+    private CompletableFuture<Reply> onDisk(Supplier<Reply> work, Runnable onRejected) {
+        try {
+            return CompletableFuture.supplyAsync(work, ioExecutor);
+        } catch (RejectedExecutionException e) {
+            if (onRejected != null) {
+                onRejected.run();
+            }
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.BUSY, "storage I/O queue is full"));
+        }
+    }
+
+    @Override
+    public void close() {
+        ioExecutor.shutdown();
+        try {
+            ioExecutor.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        targets.values().forEach(ChunkStore::close);
+    }
+}

@@ -1,0 +1,150 @@
+package dev.plinth.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.plinth.common.Crc32cBlocks;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ChunkStoreTest {
+    @TempDir
+    Path directory;
+
+    private static void write(ChunkStore store, ChunkId chunk, int offset, byte[] bytes) {
+        store.write(chunk, offset, ByteBuffer.wrap(bytes), Crc32cBlocks.crc(bytes, 0, bytes.length));
+    }
+
+    /** Reads through the same path the wire takes (file region + CRCs) and checks the CRCs as the client does. */
+    private static byte[] read(ChunkStore store, ChunkId chunk, int offset, int length) throws IOException {
+        ChunkStore.ReadResult result = store.read(chunk, offset, length);
+        byte[] out = new byte[length];
+        if (result.byteCount() == 0) {
+            return out;
+        }
+        ByteBuffer bytes = ByteBuffer.allocate(result.byteCount());
+        try (FileChannel channel = FileChannel.open(result.file())) {
+            channel.read(bytes, result.alignedOffset());
+        }
+        bytes.flip();
+        int block = Crc32cBlocks.BLOCK_BYTES;
+        for (int i = 0; i < result.blockCrcs().length; i++) {
+            ByteBuffer slice = bytes.duplicate().position(i * block).limit(Math.min(bytes.limit(), (i + 1) * block));
+            if (Crc32cBlocks.crc(slice) != result.blockCrcs()[i]) {
+                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + i);
+            }
+        }
+        int available = Math.min(length, result.alignedOffset() + result.byteCount() - offset);
+        bytes.position(offset - result.alignedOffset());
+        bytes.get(out, 0, Math.max(0, available));
+        return out;
+    }
+
+    @Test
+    void randomWritesMatchModelAndSurviveReopen() throws IOException {
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        ChunkId chunk = new ChunkId(77, 0, 3);
+        byte[] model = new byte[1 << 20];
+        int modelLength = 0;
+        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0);
+        for (int round = 0; round < 300; round++) {
+            int offset = random.nextInt(model.length - 1);
+            int length = 1 + random.nextInt(Math.min(200_000, model.length - offset));
+            if (random.nextInt(10) == 0) {
+                int keep = random.nextInt(modelLength + 1);
+                store.truncateObject(77, 0, 3L * (1 << 20) + keep, 1 << 20);
+                Arrays.fill(model, keep, model.length, (byte) 0);
+                modelLength = Math.min(modelLength, keep);
+                continue;
+            }
+            byte[] bytes = new byte[length];
+            random.nextBytes(bytes);
+            write(store, chunk, offset, bytes);
+            System.arraycopy(bytes, 0, model, offset, length);
+            modelLength = Math.max(modelLength, offset + length);
+            int readOffset = random.nextInt(modelLength);
+            int readLength = random.nextInt(modelLength - readOffset + 1);
+            assertThat(read(store, chunk, readOffset, readLength)).as("seed %d round %d", seed, round)
+                    .isEqualTo(Arrays.copyOfRange(model, readOffset, readOffset + readLength));
+        }
+        store.verify(chunk);
+        store.close();
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0);
+        assertThat(reopened.targetId()).isEqualTo(1);
+        assertThat(read(reopened, chunk, 0, modelLength)).isEqualTo(Arrays.copyOf(model, modelLength));
+        assertThat(reopened.usedBytes()).isEqualTo(modelLength);
+        reopened.close();
+    }
+
+    @Test
+    void corruptBlockIsDetectedNotReturned() throws IOException {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
+        ChunkId chunk = new ChunkId(5, 1, 0);
+        byte[] bytes = new byte[300_000];
+        new Random(3).nextBytes(bytes);
+        write(store, chunk, 0, bytes);
+        store.close();
+        Path data = directory.resolve("t/chunks/05/0000000000000005/1.0.data");
+        try (RandomAccessFile file = new RandomAccessFile(data.toFile(), "rw")) {
+            file.seek(70_000);
+            file.write(file.read() ^ 0x40);
+        }
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t"), 1, 0);
+        assertThatThrownBy(() -> read(reopened, chunk, 65_536, 100)).isInstanceOfSatisfying(PlinthException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
+        assertThatThrownBy(() -> reopened.verify(chunk)).isInstanceOf(PlinthException.class);
+        // blocks that are intact still read
+        assertThat(read(reopened, chunk, 0, 1000)).isEqualTo(Arrays.copyOf(bytes, 1000));
+        reopened.close();
+    }
+
+    @Test
+    void corruptedInTransitIsRejected() {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
+        byte[] bytes = new byte[1000];
+        assertThatThrownBy(() -> store.write(new ChunkId(5, 0, 0), 0, ByteBuffer.wrap(bytes), 12345))
+                .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
+        assertThat(store.usedBytes()).isZero();
+        store.close();
+    }
+
+    @Test
+    void fullTargetRefusesWithoutPartialWrite() throws IOException {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 1 << 20);
+        byte[] bytes = new byte[700_000];
+        write(store, new ChunkId(9, 0, 0), 0, bytes);
+        assertThatThrownBy(() -> write(store, new ChunkId(9, 0, 1), 0, bytes)).isInstanceOfSatisfying(PlinthException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.NO_SPACE));
+        assertThat(store.usedBytes()).isEqualTo(700_000);
+        assertThat(store.read(new ChunkId(9, 0, 1), 0, 10).chunkLength()).isZero();
+        // overwriting in place needs no new space
+        write(store, new ChunkId(9, 0, 0), 0, new byte[1000]);
+        store.removeFile(9);
+        assertThat(store.usedBytes()).isZero();
+        assertThat(Files.exists(directory.resolve("t/chunks/09/0000000000000009"))).isFalse();
+        write(store, new ChunkId(9, 0, 1), 0, bytes);
+        store.close();
+    }
+
+    @Test
+    void rejectsBadRangesAndIds() {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
+        assertThatThrownBy(() -> write(store, new ChunkId(9, 0, 0), -1, new byte[1])).isInstanceOf(PlinthException.class);
+        assertThatThrownBy(() -> write(store, new ChunkId(9, -1, 0), 0, new byte[1])).isInstanceOf(PlinthException.class);
+        assertThatThrownBy(() -> store.read(new ChunkId(0, 0, 0), 0, 1)).isInstanceOf(PlinthException.class);
+        assertThatThrownBy(() -> ChunkStore.open(directory.resolve("t"), 2, 0)).isInstanceOf(PlinthException.class);
+        store.close();
+    }
+}

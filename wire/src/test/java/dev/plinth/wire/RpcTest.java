@@ -1,0 +1,180 @@
+package dev.plinth.wire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.codec.BinaryWriter;
+import dev.plinth.common.codec.RecordCodec;
+import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.GetClusterMap;
+import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import dev.plinth.wire.messages.StorageMessages.WriteChunk;
+import dev.plinth.wire.messages.StorageMessages.WriteChunkResult;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class RpcTest {
+    private final ClusterSecret secret = ClusterSecret.generate();
+    private final Config config = Config.defaults();
+    private RpcServer server;
+    private HostPort address;
+    private RpcConnections connections;
+
+    @BeforeEach
+    void start() {
+        RpcDispatcher dispatcher = new RpcDispatcher();
+        dispatcher.register(GetClusterMap.class, (context, request, data) ->
+                CompletableFuture.completedFuture(Reply.of(new ClusterMap(7, List.of(), List.of(), List.of(), List.of()))));
+        // Echoes the data's length and CRC, and sends the data back.
+        dispatcher.register(WriteChunk.class, (context, request, data) -> {
+            if (request.chunkOffset() < 0) {
+                return CompletableFuture.failedFuture(new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset"));
+            }
+            int crc = dev.plinth.common.Crc32cBlocks.crc(data.nioBuffer());
+            return CompletableFuture.completedFuture(Reply.withData(new WriteChunkResult(crc, data.readableBytes()), data.retainedDuplicate()));
+        });
+        server = new RpcServer(dispatcher, secret, 3, config);
+        address = server.start(new HostPort("127.0.0.1", 0));
+        connections = new RpcConnections(secret, "test", config);
+    }
+
+    @AfterEach
+    void stop() {
+        connections.close();
+        server.close();
+    }
+
+    @Test
+    void callsAndBulkData() {
+        RpcClient client = connections.get(address);
+        assertThat(client.serverNodeId()).isEqualTo(3);
+        ClusterMap map = client.request(new GetClusterMap());
+        assertThat(map.version()).isEqualTo(7);
+
+        byte[] payload = new byte[3 << 20];
+        new Random(1).nextBytes(payload);
+        try (RpcResponse<WriteChunkResult> response = RpcClient.await(client.callAsync(
+                new WriteChunk(1, new ChunkId(1, 0, 0), 0, 0, 0), Unpooled.wrappedBuffer(payload), Duration.ofSeconds(10)))) {
+            assertThat(response.message().chunkLength()).isEqualTo(payload.length);
+            byte[] back = new byte[response.data().readableBytes()];
+            response.data().readBytes(back);
+            assertThat(back).isEqualTo(payload);
+        }
+    }
+
+    @Test
+    void typedErrorsReachTheCaller() {
+        RpcClient client = connections.get(address);
+        assertThatThrownBy(() -> client.request(new WriteChunk(1, new ChunkId(1, 0, 0), -1, 0, 0)))
+                .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+        // a registered type that this node does not serve
+        assertThatThrownBy(() -> client.request(new dev.plinth.wire.messages.StorageMessages.SyncFile(1, 1)))
+                .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_SUPPORTED));
+        assertThat(client.<ClusterMap>request(new GetClusterMap()).version()).isEqualTo(7);
+    }
+
+    @Test
+    void wrongSecretIsRefused() {
+        try (RpcConnections stranger = new RpcConnections(ClusterSecret.generate(), "stranger", config)) {
+            assertThatThrownBy(() -> stranger.get(address)).isInstanceOfSatisfying(PlinthException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.AUTHENTICATION_FAILED));
+        }
+    }
+
+    @Test
+    void hostileFramesGetErrorsAndServerKeepsServing() throws IOException {
+        // bad magic, wrong version, huge length, short frame, unknown type before auth, request before auth
+        assertThat(rawExchange(frame(0x1234, 1, 1, 1, new byte[0]))).isEqualTo(ErrorCode.PROTOCOL_ERROR);
+        assertThat(rawExchange(frame(Frame.MAGIC, 9, 1, 1, new byte[0]))).isEqualTo(ErrorCode.VERSION_MISMATCH);
+        assertThat(rawExchange(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2, 3})).isEqualTo(ErrorCode.PROTOCOL_ERROR);
+        assertThat(rawExchange(new byte[] {0, 0, 0, 3, 0x50, 0x4c, 1})).isEqualTo(ErrorCode.PROTOCOL_ERROR);
+        assertThat(rawExchange(frame(Frame.MAGIC, 1, 9999, 1, new byte[0]))).isEqualTo(ErrorCode.NOT_SUPPORTED);
+        assertThat(rawExchange(frame(Frame.MAGIC, 1, 10, 1, RecordCodec.encode(new GetClusterMap()))))
+                .isEqualTo(ErrorCode.AUTHENTICATION_FAILED);
+        // random garbage of random lengths
+        Random random = new Random(5);
+        for (int i = 0; i < 50; i++) {
+            byte[] noise = new byte[1 + random.nextInt(100)];
+            random.nextBytes(noise);
+            try (Socket socket = new Socket("127.0.0.1", address.port())) {
+                socket.getOutputStream().write(noise);
+            }
+        }
+        // and a properly authenticated client still works
+        assertThat(connections.get(address).<ClusterMap>request(new GetClusterMap()).version()).isEqualTo(7);
+    }
+
+    @Test
+    void malformedHeaderAfterAuthenticationKeepsConnection() throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", address.port())) {
+            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            byte[] clientNonce = new byte[16];
+            out.write(frame(Frame.MAGIC, 1, 1, 1, RecordCodec.encode(new HandshakeMessages.Hello(1, "raw", clientNonce))));
+            HandshakeMessages.Challenge challenge = RecordCodec.decode(HandshakeMessages.Challenge.class, readFrameHeader(in));
+            out.write(frame(Frame.MAGIC, 1, 2, 2, RecordCodec.encode(new HandshakeMessages.Authenticate(
+                    secret.proof("client", challenge.serverNonce())))));
+            RecordCodec.decode(HandshakeMessages.Welcome.class, readFrameHeader(in));
+            // a WriteChunk header cut short
+            byte[] header = RecordCodec.encode(new WriteChunk(1, new ChunkId(1, 0, 0), 0, 0, 0));
+            out.write(frame(Frame.MAGIC, 1, 20, 3, java.util.Arrays.copyOf(header, header.length - 3)));
+            HandshakeMessages.ErrorReply error = RecordCodec.decode(HandshakeMessages.ErrorReply.class, readFrameHeader(in));
+            assertThat(ErrorCode.fromWireCode(error.code())).isEqualTo(ErrorCode.PROTOCOL_ERROR);
+            // same connection, valid request
+            out.write(frame(Frame.MAGIC, 1, 10, 4, RecordCodec.encode(new GetClusterMap())));
+            assertThat(RecordCodec.decode(ClusterMap.class, readFrameHeader(in)).version()).isEqualTo(7);
+        }
+    }
+
+    private ErrorCode rawExchange(byte[] bytes) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", address.port())) {
+            socket.setSoTimeout(5000);
+            socket.getOutputStream().write(bytes);
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            HandshakeMessages.ErrorReply error = RecordCodec.decode(HandshakeMessages.ErrorReply.class, readFrameHeader(in));
+            return ErrorCode.fromWireCode(error.code());
+        }
+    }
+
+    private static byte[] readFrameHeader(DataInputStream in) throws IOException {
+        int length = in.readInt();
+        byte[] body = new byte[length];
+        in.readFully(body);
+        ByteBuf buffer = Unpooled.wrappedBuffer(body);
+        buffer.skipBytes(Frame.FIXED_BYTES - 4);
+        int headerLength = buffer.readInt();
+        byte[] header = new byte[headerLength];
+        buffer.readBytes(header);
+        return header;
+    }
+
+    private static byte[] frame(int magic, int version, int type, long correlationId, byte[] header) {
+        BinaryWriter writer = new BinaryWriter(64, 1 << 20);
+        writer.writeInt(Frame.FIXED_BYTES + header.length);
+        writer.writeByte(magic >>> 8);
+        writer.writeByte(magic);
+        writer.writeByte(version);
+        writer.writeByte(0);
+        writer.writeInt(type);
+        writer.writeLong(correlationId);
+        writer.writeInt(1000);
+        writer.writeInt(header.length);
+        writer.writeRaw(header, 0, header.length);
+        return writer.toByteArray();
+    }
+}
