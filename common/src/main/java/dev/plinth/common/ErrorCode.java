@@ -33,7 +33,8 @@ public enum ErrorCode {
     TOO_MANY_LINKS(25, 31, false, "too many links"),
     NOT_LEADER(26, 11, true, "not the leader, retry elsewhere"),
     BUSY(27, 16, true, "resource busy"),
-    INTERNAL(28, 5, false, "internal error");
+    INTERNAL(28, 5, false, "internal error"),
+    BAD_DESCRIPTOR(29, 9, false, "bad file descriptor");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

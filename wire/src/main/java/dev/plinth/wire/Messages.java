@@ -57,5 +57,6 @@ final class Messages {
         registry.register(134, MetaMessages.RenewSession.class, MetaMessages.SessionReply.class);
         registry.register(135, MetaMessages.CloseSession.class, Empty.class);
         registry.register(136, MetaMessages.ExpireSessions.class, Empty.class);
+        registry.register(137, MetaMessages.PurgeRemoved.class, Empty.class);
     }
 }

@@ -43,7 +43,7 @@ public final class Protocol {
         return TYPE_BY_REQUEST.containsKey(type);
     }
 
-    static Class<? extends Record> requestClass(int type) {
+    public static Class<? extends Record> requestClass(int type) {
         Class<? extends Record> request = REQUEST_BY_TYPE.get(type);
         if (request == null) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "unknown message type " + type);
@@ -51,7 +51,7 @@ public final class Protocol {
         return request;
     }
 
-    static Class<? extends Record> responseClass(int type) {
+    public static Class<? extends Record> responseClass(int type) {
         return RESPONSE_BY_TYPE.get(type);
     }
 

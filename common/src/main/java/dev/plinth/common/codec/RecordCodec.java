@@ -58,12 +58,14 @@ public final class RecordCodec {
     private static RecordShape shape(Class<?> type) {
         RecordShape shape = SHAPES.get(type);
         if (shape == null) {
+            // Resolve before publishing, so no thread sees a half-built shape. Nested records are
+            // looked up lazily at encode time, so resolving never recurses into this map.
             shape = new RecordShape(type);
+            shape.resolve();
             RecordShape raced = SHAPES.putIfAbsent(type, shape);
             if (raced != null) {
                 return raced;
             }
-            shape.resolve();
         }
         return shape;
     }
@@ -204,9 +206,9 @@ public final class RecordCodec {
 
     private static final class RecordShape {
         private final Class<?> type;
-        private volatile MethodHandle[] accessors;
-        private volatile FieldCodec[] codecs;
-        private volatile MethodHandle constructor;
+        private MethodHandle[] accessors;
+        private FieldCodec[] codecs;
+        private MethodHandle constructor;
 
         RecordShape(Class<?> type) {
             if (!type.isRecord()) {

@@ -21,7 +21,7 @@ public final class MetaMessages {
 
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
-            SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions {
+            SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved {
         OpHeader header();
     }
 
@@ -138,6 +138,9 @@ public final class MetaMessages {
 
     /** Written by the leader: ends sessions whose lease ran out before {@code header.timeNanos}. */
     public record ExpireSessions(OpHeader header) implements Mutation {}
+
+    /** Written by the leader once the chunks of these deleted files are gone from storage. */
+    public record PurgeRemoved(OpHeader header, List<Long> inodeIds) implements Mutation {}
 
     /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
     public record RemovedFile(long inodeId, Layout layout) {}

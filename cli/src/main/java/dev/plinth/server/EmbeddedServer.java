@@ -1,0 +1,266 @@
+package dev.plinth.server;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.meta.MetaRaft;
+import dev.plinth.meta.MetaService;
+import dev.plinth.meta.MetaStateMachine;
+import dev.plinth.mgmt.MgmtService;
+import dev.plinth.storage.ChunkStore;
+import dev.plinth.storage.StorageService;
+import dev.plinth.wire.ClusterSecret;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.RpcConnections;
+import dev.plinth.wire.RpcDispatcher;
+import dev.plinth.wire.RpcServer;
+import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
+import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The all-in-one server: management, one MDT and N storage targets in one process, under one
+ * data directory. The roles talk to each other through the same RPC layer as on a cluster
+ * (storage heartbeats to mgmt, the metadata cleaner to storage), so nothing here is a shortcut
+ * that the multi-node deployment would lack. Tests use it as the in-process mini cluster.
+ *
+ * <pre>
+ *   DIR/cluster.secret      the cluster secret (mode 0600)
+ *   DIR/endpoints.json      where this server listens, written once it does
+ *   DIR/mgmt/               cluster state
+ *   DIR/meta/mdt0/          Raft log (raft/) and RocksDB (db/) of MDT 0
+ *   DIR/targets/tN/         storage target N
+ * </pre>
+ */
+public final class EmbeddedServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EmbeddedServer.class);
+    private static final int NODE_ID = 1;
+
+    private final Path dataDirectory;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private HostPort rpcAddress;
+    private HostPort httpAddress;
+    private HostPort raftAddress;
+    private Path secretFile;
+    private MgmtService mgmt;
+    private StorageService storage;
+
+    private EmbeddedServer(Path dataDirectory) {
+        this.dataDirectory = dataDirectory;
+    }
+
+    public static EmbeddedServer start(Path dataDirectory, Config config) {
+        requireNonNull(dataDirectory, "dataDirectory is null");
+        EmbeddedServer server = new EmbeddedServer(dataDirectory.toAbsolutePath());
+        try {
+            server.startRoles(config);
+            return server;
+        } catch (RuntimeException | IOException e) {
+            server.close();
+            if (e instanceof PlinthException plinth) {
+                throw plinth;
+            }
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "server failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    private void startRoles(Config config) throws IOException {
+        Files.createDirectories(dataDirectory);
+        secretFile = dataDirectory.resolve("cluster.secret");
+        ClusterSecret secret = ClusterSecret.readOrCreate(secretFile);
+        RpcDispatcher dispatcher = new RpcDispatcher();
+
+        mgmt = new MgmtService(dataDirectory.resolve("mgmt"));
+        mgmt.register(dispatcher);
+
+        storage = new StorageService(config.get(Settings.STORAGE_IO_THREADS));
+        resources.add(storage);
+        for (ChunkStore target : openTargets(config)) {
+            storage.addTarget(target);
+        }
+        storage.register(dispatcher);
+
+        Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt0");
+        Files.createDirectories(mdtDirectory);
+        raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
+        Layout rootLayout = new Layout(config.get(Settings.LAYOUT_STRIPE_COUNT), Math.toIntExact(config.get(Settings.LAYOUT_STRIPE_SIZE)),
+                Math.toIntExact(config.get(Settings.LAYOUT_CHUNK_SIZE)), Layout.DEFAULT_POOL, 1, List.of());
+        MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), 0,
+                config.get(Settings.META_SESSION_LEASE_MILLIS), rootLayout);
+        MetaRaft raft = MetaRaft.start(mdtDirectory, 0, List.of(raftAddress), 0, stateMachine, config);
+        resources.add(raft);
+        RpcConnections connections = new RpcConnections(secret, "server-internal", config);
+        resources.add(connections);
+        MetaService meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
+        resources.add(meta);
+        meta.register(dispatcher);
+
+        RpcServer rpcServer = new RpcServer(dispatcher, secret, NODE_ID, config);
+        resources.add(rpcServer);
+        rpcAddress = rpcServer.start(HostPort.parse(config.get(Settings.RPC_LISTEN)));
+
+        List<TargetUsage> usage = storage.usage();
+        List<String> paths = storage.targets().stream().map(t -> t.root().toString()).toList();
+        List<TargetUsage> ordered = new ArrayList<>();
+        List<String> orderedPaths = new ArrayList<>();
+        for (ChunkStore target : storage.targets()) {
+            ordered.add(usage.stream().filter(u -> u.targetId() == target.targetId()).findFirst().orElseThrow());
+            orderedPaths.add(target.root().toString());
+        }
+        mgmt.registerNode(NODE_ID, rpcAddress.toString(), ordered, orderedPaths.isEmpty() ? paths : orderedPaths);
+        meta.start();
+
+        ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("storage-heartbeat").daemon().factory());
+        resources.add(heartbeats::shutdownNow);
+        heartbeats.scheduleWithFixedDelay(() -> {
+            try {
+                connections.get(rpcAddress).request(new Heartbeat(NODE_ID, storage.usage()));
+            } catch (RuntimeException e) {
+                LOG.warn("heartbeat to mgmt failed: {}", e.getMessage());
+            }
+        }, 0, 1, TimeUnit.SECONDS);
+
+        httpAddress = startHttp(HostPort.parse(config.get(Settings.HTTP_LISTEN)));
+        writeEndpoints();
+        KnownServers.remember(rpcAddress, secretFile);
+    }
+
+    private List<ChunkStore> openTargets(Config config) throws IOException {
+        Path targetsDirectory = dataDirectory.resolve("targets");
+        Files.createDirectories(targetsDirectory);
+        List<Path> existing;
+        try (Stream<Path> children = Files.list(targetsDirectory)) {
+            existing = children.filter(p -> Files.exists(p.resolve("target.properties"))).sorted().toList();
+        }
+        long capacity = config.get(Settings.TARGET_CAPACITY);
+        List<ChunkStore> targets = new ArrayList<>();
+        if (existing.isEmpty()) {
+            int count = config.get(Settings.SERVER_TARGETS);
+            if (count < 1 || count > 256) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "server.targets must be 1..256");
+            }
+            for (int id = 1; id <= count; id++) {
+                targets.add(ChunkStore.open(targetsDirectory.resolve("t" + id), id, capacity));
+            }
+        } else {
+            for (Path path : existing) {
+                targets.add(ChunkStore.open(path, -1, capacity));
+            }
+        }
+        return targets;
+    }
+
+    /** The Raft port of MDT 0: the one used before if it is still free, so restarts keep their address. */
+    private static int raftPort(Path mdtDirectory) throws IOException {
+        Path portFile = mdtDirectory.resolve("raft.port");
+        if (Files.exists(portFile)) {
+            int port = Integer.parseInt(Files.readString(portFile).trim());
+            try (ServerSocket probe = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return port;
+            } catch (IOException e) {
+                LOG.warn("Raft port {} is taken, picking another", port);
+            }
+        }
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        Files.writeString(portFile, port + "\n");
+        return port;
+    }
+
+    private HostPort startHttp(HostPort listen) throws IOException {
+        HttpServer http = HttpServer.create(new InetSocketAddress(listen.host(), listen.port()), 64);
+        http.createContext("/healthz", exchange -> {
+            byte[] body = "ok\n".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        http.createContext("/readyz", exchange -> {
+            boolean ready = !mgmt.map().targets().isEmpty();
+            byte[] body = (ready ? "ready\n" : "not ready\n").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(ready ? 200 : 503, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        http.setExecutor(Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-", 0).daemon().factory()));
+        http.start();
+        resources.add(() -> http.stop(0));
+        return new HostPort(listen.host(), http.getAddress().getPort());
+    }
+
+    private void writeEndpoints() {
+        String json = "{\n"
+                + "  \"rpc\": \"" + rpcAddress + "\",\n"
+                + "  \"http\": \"" + httpAddress + "\",\n"
+                + "  \"raft\": {\"mdt0\": \"" + raftAddress + "\"},\n"
+                + "  \"secretFile\": \"" + secretFile.toString().replace("\\", "\\\\").replace("\"", "\\\"") + "\"\n"
+                + "}\n";
+        try {
+            Path temporary = dataDirectory.resolve("endpoints.json.tmp");
+            Files.writeString(temporary, json);
+            Files.move(temporary, dataDirectory.resolve("endpoints.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public HostPort rpcAddress() {
+        return rpcAddress;
+    }
+
+    public HostPort httpAddress() {
+        return httpAddress;
+    }
+
+    public Path secretFile() {
+        return secretFile;
+    }
+
+    public Path dataDirectory() {
+        return dataDirectory;
+    }
+
+    public MgmtService mgmt() {
+        return mgmt;
+    }
+
+    public StorageService storage() {
+        return storage;
+    }
+
+    /** Stops the roles in reverse order of start. */
+    @Override
+    public void close() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                LOG.warn("error while stopping: {}", e.toString());
+            }
+        }
+        resources.clear();
+    }
+}

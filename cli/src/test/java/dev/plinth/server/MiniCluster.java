@@ -1,0 +1,50 @@
+package dev.plinth.server;
+
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.wire.ClusterSecret;
+import java.nio.file.Path;
+
+/** The embedded server on ephemeral ports in a test directory, and clients for it. */
+public final class MiniCluster implements AutoCloseable {
+    private final EmbeddedServer server;
+    private final Config config;
+
+    private MiniCluster(EmbeddedServer server, Config config) {
+        this.server = server;
+        this.config = config;
+    }
+
+    public static MiniCluster start(Path directory) {
+        return start(directory, testConfig());
+    }
+
+    public static Config testConfig() {
+        return Config.defaults().with("rpc.listen", "127.0.0.1:0").with("http.listen", "127.0.0.1:0")
+                .with("meta.session-lease-millis", "5000");
+    }
+
+    public static MiniCluster start(Path directory, Config config) {
+        return new MiniCluster(EmbeddedServer.start(directory, config), config);
+    }
+
+    public EmbeddedServer server() {
+        return server;
+    }
+
+    public PlinthClient client() {
+        return client(Credentials.ROOT);
+    }
+
+    public PlinthClient client(Credentials credentials) {
+        return PlinthClient.connect(new ClientOptions(server.rpcAddress(), ClusterSecret.read(server.secretFile()), credentials,
+                config, "test"));
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

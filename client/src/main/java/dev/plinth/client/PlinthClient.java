@@ -1,0 +1,398 @@
+package dev.plinth.client;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.Layout;
+import dev.plinth.common.Names;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.RpcClient;
+import dev.plinth.wire.RpcConnections;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.AttributesReply;
+import dev.plinth.wire.messages.MetaMessages.CreateReply;
+import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import dev.plinth.wire.messages.MetaMessages.OpHeader;
+import dev.plinth.wire.messages.MetaMessages.ReadDirReply;
+import dev.plinth.wire.messages.MetaMessages.SessionReply;
+import dev.plinth.wire.messages.MetaMessages.StatFsReply;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.GetClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MgmtMessages.UpdatePool;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The native client: names and layouts from the metadata service, data straight from storage
+ * targets. Holds a session (renewed in the background) under which files are opened, so the
+ * cluster knows what this client has open. Everything else (CLI, FUSE, S3, the NIO provider) is
+ * built on this class. Thread-safe.
+ */
+public final class PlinthClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PlinthClient.class);
+    private static final int READDIR_PAGE = 1024;
+
+    private final ClientOptions options;
+    private final RpcConnections connections;
+    private final long timeoutMillis;
+    private final AtomicLong requestIds = new AtomicLong();
+    private final ScheduledExecutorService renewer;
+    private final long clientId;
+    private volatile ClusterMap clusterMap;
+
+    private PlinthClient(ClientOptions options, RpcConnections connections) {
+        this.options = options;
+        this.connections = connections;
+        this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
+        this.clusterMap = Retry.call(timeoutMillis, () -> server().request(new GetClusterMap()), null);
+        SessionReply session = Retry.call(timeoutMillis, () -> server().request(
+                new MetaMessages.OpenSession(new OpHeader(0, 0, options.credentials(), 0), options.clientName())), null);
+        this.clientId = session.clientId();
+        this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
+        long period = Math.max(100, session.leaseMillis() / 3);
+        renewer.scheduleWithFixedDelay(this::renewSession, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    public static PlinthClient connect(ClientOptions options) {
+        requireNonNull(options, "options is null");
+        RpcConnections connections = new RpcConnections(options.secret(), options.clientName(), options.config());
+        try {
+            return new PlinthClient(options, connections);
+        } catch (RuntimeException e) {
+            connections.close();
+            throw e;
+        }
+    }
+
+    public ClientOptions options() {
+        return options;
+    }
+
+    long timeoutMillis() {
+        return timeoutMillis;
+    }
+
+    private void renewSession() {
+        try {
+            server().request(new MetaMessages.RenewSession(header()));
+        } catch (RuntimeException e) {
+            LOG.warn("session renewal failed: {}", e.getMessage());
+        }
+    }
+
+    /** The management and metadata endpoint (one process in the embedded server). */
+    RpcClient server() {
+        return connections.get(options.server());
+    }
+
+    OpHeader header() {
+        return new OpHeader(clientId, requestIds.incrementAndGet(), options.credentials(), 0);
+    }
+
+    OpHeader header(Credentials credentials) {
+        return new OpHeader(clientId, requestIds.incrementAndGet(), credentials, 0);
+    }
+
+    /** Sends a metadata request, retrying (with the same request id) through transient failures. */
+    <R extends Record> R meta(Record request) {
+        return Retry.call(timeoutMillis, () -> server().request(request), null);
+    }
+
+    // ---- cluster
+
+    public ClusterMap clusterMap() {
+        return clusterMap;
+    }
+
+    public ClusterMap refreshClusterMap() {
+        clusterMap = Retry.call(timeoutMillis, () -> server().request(new GetClusterMap()), null);
+        return clusterMap;
+    }
+
+    public ClusterMap updatePool(UpdatePool request) {
+        clusterMap = server().request(request);
+        return clusterMap;
+    }
+
+    /** The connection to the node that serves {@code targetId}, looked up in the cluster map. */
+    RpcClient storage(int targetId) {
+        TargetInfo target = clusterMap.target(targetId);
+        if (target == null) {
+            target = refreshClusterMap().target(targetId);
+            if (target == null) {
+                throw new PlinthException(ErrorCode.STALE_HANDLE, "target " + targetId + " is not in the cluster map");
+            }
+        }
+        NodeInfo node = clusterMap.node(target.nodeId());
+        if (node == null) {
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "node " + target.nodeId() + " is unknown");
+        }
+        return connections.get(HostPort.parse(node.rpcAddress()));
+    }
+
+    /** The targets of a chain, head first. */
+    List<Integer> chainTargets(int chainId) {
+        ChainInfo chain = clusterMap.chain(chainId);
+        if (chain == null) {
+            chain = refreshClusterMap().chain(chainId);
+            if (chain == null) {
+                throw new PlinthException(ErrorCode.STALE_HANDLE, "chain " + chainId + " is not in the cluster map");
+            }
+        }
+        return chain.targetIds();
+    }
+
+    public StatFsReply statFs() {
+        return meta(new MetaMessages.StatFs(header()));
+    }
+
+    // ---- inode-level API (what FUSE uses)
+
+    public Attributes lookup(long parentId, String name) {
+        return this.<AttributesReply>meta(new MetaMessages.Lookup(header(), parentId, name)).attributes();
+    }
+
+    public Attributes getAttr(long inodeId) {
+        return this.<AttributesReply>meta(new MetaMessages.GetAttr(header(), inodeId)).attributes();
+    }
+
+    public Attributes setAttr(long inodeId, int mask, int mode, int uid, int gid, long sizeBytes, long atimeNanos, long mtimeNanos) {
+        return this.<AttributesReply>meta(new MetaMessages.SetAttr(header(), inodeId, mask, mode, uid, gid, sizeBytes, atimeNanos, mtimeNanos))
+                .attributes();
+    }
+
+    /** One page of entries after {@code afterName} ("" for the first page). */
+    public ReadDirReply readDir(long inodeId, String afterName, int limit) {
+        return meta(new MetaMessages.ReadDir(header(), inodeId, afterName, limit));
+    }
+
+    public Attributes mkdir(long parentId, String name, int mode) {
+        return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode)).attributes();
+    }
+
+    public CreateReply create(long parentId, String name, int mode, boolean exclusive, Layout layout) {
+        return meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout));
+    }
+
+    public Attributes symlink(long parentId, String name, String target) {
+        return this.<AttributesReply>meta(new MetaMessages.Symlink(header(), parentId, name, target)).attributes();
+    }
+
+    public String readLink(long inodeId) {
+        return this.<MetaMessages.ReadLinkReply>meta(new MetaMessages.ReadLink(header(), inodeId)).target();
+    }
+
+    public void unlink(long parentId, String name) {
+        meta(new MetaMessages.Unlink(header(), parentId, name));
+    }
+
+    public void rmdir(long parentId, String name) {
+        meta(new MetaMessages.Rmdir(header(), parentId, name));
+    }
+
+    public void rename(long sourceParentId, String sourceName, long targetParentId, String targetName, boolean noReplace) {
+        meta(new MetaMessages.Rename(header(), sourceParentId, sourceName, targetParentId, targetName, noReplace));
+    }
+
+    public Attributes link(long inodeId, long parentId, String name) {
+        return this.<AttributesReply>meta(new MetaMessages.Link(header(), inodeId, parentId, name)).attributes();
+    }
+
+    public byte[] getXattr(long inodeId, String name) {
+        return this.<MetaMessages.XattrValue>meta(new MetaMessages.GetXattr(header(), inodeId, name)).value();
+    }
+
+    public List<String> listXattr(long inodeId) {
+        return this.<MetaMessages.XattrNames>meta(new MetaMessages.ListXattr(header(), inodeId)).names();
+    }
+
+    public void setXattr(long inodeId, String name, byte[] value, int flags) {
+        meta(new MetaMessages.SetXattr(header(), inodeId, name, value, flags));
+    }
+
+    public void removeXattr(long inodeId, String name) {
+        meta(new MetaMessages.RemoveXattr(header(), inodeId, name));
+    }
+
+    public Attributes setLayout(long inodeId, Layout layout) {
+        return this.<AttributesReply>meta(new MetaMessages.SetLayout(header(), inodeId, layout)).attributes();
+    }
+
+    /** Opens a file by inode for I/O. */
+    public PlinthFile open(long inodeId, boolean write) {
+        Attributes attributes = this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();
+        if (attributes.isDirectory()) {
+            meta(new MetaMessages.Close(header(), inodeId, 0, false, true));
+            throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
+        }
+        if (write) {
+            // opening for writing needs write permission; the server checks it on Close too, but fail early
+            checkAccess(attributes, 2);
+        } else {
+            checkAccess(attributes, 4);
+        }
+        return new PlinthFile(this, attributes, write);
+    }
+
+    private void checkAccess(Attributes attributes, int mask) {
+        Credentials caller = options.credentials();
+        if (caller.isRoot()) {
+            return;
+        }
+        int bits = caller.uid() == attributes.uid() ? (attributes.mode() >> 6) & 7
+                : caller.inGroup(attributes.gid()) ? (attributes.mode() >> 3) & 7 : attributes.mode() & 7;
+        if ((bits & mask) != mask) {
+            meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true));
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "open of inode " + InodeId.format(attributes.inodeId()));
+        }
+    }
+
+    void close(long inodeId, long writtenEndBytes, boolean wrote, boolean release) {
+        meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release));
+    }
+
+    // ---- path-level API (what the CLI and the NIO provider use)
+
+    public Attributes stat(String path) {
+        return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, true)).attributes();
+    }
+
+    public Attributes lstat(String path) {
+        return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, false)).attributes();
+    }
+
+    public boolean exists(String path) {
+        try {
+            lstat(path);
+            return true;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private Attributes parentOf(String path) {
+        return stat(Names.parent(path));
+    }
+
+    public Attributes mkdir(String path, int mode) {
+        return mkdir(parentOf(path).inodeId(), Names.lastName(path), mode);
+    }
+
+    /** Creates a directory and any missing parents; an existing directory is fine. */
+    public Attributes mkdirs(String path, int mode) {
+        Attributes current = stat("/");
+        StringBuilder walked = new StringBuilder();
+        for (String name : Names.components(path)) {
+            walked.append('/').append(name);
+            try {
+                current = mkdir(current.inodeId(), name, mode);
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                    throw e;
+                }
+                current = stat(walked.toString());
+                if (!current.isDirectory()) {
+                    throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, walked.toString());
+                }
+            }
+        }
+        return current;
+    }
+
+    /** All entries of a directory, fetched page by page. */
+    public List<DirEntry> list(String path) {
+        Attributes directory = stat(path);
+        if (!directory.isDirectory()) {
+            throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, path);
+        }
+        List<DirEntry> entries = new ArrayList<>();
+        String after = "";
+        while (true) {
+            ReadDirReply page = readDir(directory.inodeId(), after, READDIR_PAGE);
+            entries.addAll(page.entries());
+            if (!page.more() || page.entries().isEmpty()) {
+                return entries;
+            }
+            after = page.entries().getLast().name();
+        }
+    }
+
+    /** Removes a file, symlink or empty directory. */
+    public void delete(String path) {
+        Attributes target = lstat(path);
+        long parentId = parentOf(path).inodeId();
+        if (target.type() == FileType.DIRECTORY) {
+            rmdir(parentId, Names.lastName(path));
+        } else {
+            unlink(parentId, Names.lastName(path));
+        }
+    }
+
+    public void rename(String source, String target) {
+        rename(parentOf(source).inodeId(), Names.lastName(source), parentOf(target).inodeId(), Names.lastName(target), false);
+    }
+
+    public Attributes link(String existing, String newPath) {
+        return link(lstat(existing).inodeId(), parentOf(newPath).inodeId(), Names.lastName(newPath));
+    }
+
+    public Attributes symlink(String path, String target) {
+        return symlink(parentOf(path).inodeId(), Names.lastName(path), target);
+    }
+
+    public String readLink(String path) {
+        return readLink(lstat(path).inodeId());
+    }
+
+    public Attributes setLayout(String path, Layout layout) {
+        return setLayout(stat(path).inodeId(), layout);
+    }
+
+    /** Opens an existing file. */
+    public PlinthFile open(String path, boolean write) {
+        return open(stat(path).inodeId(), write);
+    }
+
+    /**
+     * Creates (or with {@code exclusive} false, opens or truncates) a file for writing.
+     * {@code layout} null inherits the directory's default layout.
+     */
+    public PlinthFile create(String path, int mode, boolean exclusive, Layout layout) {
+        Attributes parent = parentOf(path);
+        CreateReply reply = create(parent.inodeId(), Names.lastName(path), mode, exclusive, layout);
+        PlinthFile file = open(reply.attributes().inodeId(), true);
+        if (!reply.created() && reply.attributes().sizeBytes() > 0) {
+            file.truncate(0);
+        }
+        return file;
+    }
+
+    @Override
+    public void close() {
+        renewer.shutdownNow();
+        try {
+            server().request(new MetaMessages.CloseSession(header()));
+        } catch (RuntimeException e) {
+            LOG.debug("closing session failed (it will expire): {}", e.getMessage());
+        }
+        connections.close();
+    }
+}

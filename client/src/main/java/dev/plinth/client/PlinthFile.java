@@ -1,0 +1,456 @@
+package dev.plinth.client;
+
+import dev.plinth.common.Crc32cBlocks;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.common.StripeMath;
+import dev.plinth.common.StripeMath.Piece;
+import dev.plinth.wire.RpcClient;
+import dev.plinth.wire.RpcResponse;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
+import dev.plinth.wire.messages.StorageMessages.SyncFile;
+import dev.plinth.wire.messages.StorageMessages.TruncateObject;
+import dev.plinth.wire.messages.StorageMessages.WriteChunk;
+import dev.plinth.wire.messages.StorageMessages.WriteChunkResult;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An open file: positional reads and writes striped over the file's chains, many pieces in
+ * parallel.
+ *
+ * <p>Writes are write-behind: a write returns once its pieces are sent, holding a share of a
+ * bounded byte budget until the target acknowledges; a failure is reported by the next write,
+ * fsync or close, as with NFS and Lustre. Writes that overlap one still in flight wait for it, so
+ * the target applies overlapping writes in order. Size and mtime are settled with the metadata
+ * service at fsync and close (close-to-open consistency).
+ *
+ * <p>Reads verify each block against the CRC the target stored, which travels with the data.
+ * A sequential reader gets read-ahead: 1 MiB units fetched ahead of it, up to the read-ahead
+ * window. Methods are synchronized: one handle serves one caller at a time.
+ */
+public final class PlinthFile implements AutoCloseable {
+    private static final int READ_UNIT_BYTES = 1 << 20;
+    private static final int BUDGET_UNIT_BYTES = 4096;
+    private static final int CHECKSUM_RETRIES = 3;
+    /** 1 PiB: the largest file; the metadata service enforces the same limit. */
+    public static final long FILE_SIZE_MAX = 1L << 50;
+
+    private final PlinthClient client;
+    private final long inodeId;
+    private final Layout layout;
+    private final boolean writable;
+    private final int readaheadUnits;
+    private final Semaphore writeBudget;
+    private final Object inflightLock = new Object();
+    private final List<InflightWrite> inflight = new ArrayList<>();
+    private final LinkedHashMap<Long, CompletableFuture<byte[]>> readUnits = new LinkedHashMap<>();
+    private volatile PlinthException writeFailure;
+    private long sizeBytes;
+    private long writtenEndBytes;
+    private boolean wrote;
+    private long lastReadEnd = -1;
+    private boolean closed;
+
+    private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
+
+    PlinthFile(PlinthClient client, Attributes attributes, boolean writable) {
+        this.client = client;
+        this.inodeId = attributes.inodeId();
+        this.layout = attributes.layout();
+        if (layout == null || layout.chainIds().isEmpty()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "file has no layout");
+        }
+        this.writable = writable;
+        this.sizeBytes = attributes.sizeBytes();
+        this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / READ_UNIT_BYTES);
+        long budgetBytes = client.options().config().get(Settings.CLIENT_WRITE_BEHIND_BYTES);
+        this.writeBudget = new Semaphore((int) Math.max(READ_UNIT_BYTES / BUDGET_UNIT_BYTES * 2, budgetBytes / BUDGET_UNIT_BYTES));
+    }
+
+    public long inodeId() {
+        return inodeId;
+    }
+
+    public Layout layout() {
+        return layout;
+    }
+
+    /** The size as this handle sees it: the size at open, grown by its own writes. */
+    public synchronized long size() {
+        return sizeBytes;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new PlinthException(ErrorCode.BAD_DESCRIPTOR, "file is closed");
+        }
+    }
+
+    private void throwWriteFailure() {
+        PlinthException failure = writeFailure;
+        if (failure != null) {
+            writeFailure = null;
+            throw new PlinthException(failure.code(), "an earlier write failed: " + failure.detail(), failure);
+        }
+    }
+
+    // ---- writes
+
+    /** Writes all of {@code source} at {@code offset}; returns the byte count. */
+    public synchronized int write(long offset, ByteBuffer source) {
+        checkOpen();
+        if (!writable) {
+            throw new PlinthException(ErrorCode.BAD_DESCRIPTOR, "file is open for reading only");
+        }
+        throwWriteFailure();
+        int length = source.remaining();
+        if (offset < 0 || offset + length > FILE_SIZE_MAX) {
+            throw new PlinthException(offset < 0 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.FILE_TOO_LARGE, "write at " + offset);
+        }
+        if (length == 0) {
+            return 0;
+        }
+        dropReadUnits(offset, length);
+        int position = source.position();
+        for (Piece piece : StripeMath.pieces(layout, offset, length)) {
+            ByteBuf data = PooledByteBufAllocator.DEFAULT.directBuffer(piece.length());
+            ByteBuffer slice = source.duplicate();
+            slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
+            data.writeBytes(slice);
+            int crc = Crc32cBlocks.crc(data.nioBuffer());
+            awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
+            int permits = (piece.length() + BUDGET_UNIT_BYTES - 1) / BUDGET_UNIT_BYTES;
+            writeBudget.acquireUninterruptibly(permits);
+            int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
+            WriteChunk request = new WriteChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
+                    piece.chunkOffset(), crc, 1);
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            InflightWrite write = new InflightWrite(piece.fileOffset(), piece.fileOffset() + piece.length(), done);
+            synchronized (inflightLock) {
+                inflight.add(write);
+            }
+            done.whenComplete((ignored, failure) -> {
+                writeBudget.release(permits);
+                synchronized (inflightLock) {
+                    inflight.remove(write);
+                }
+            });
+            sendWrite(request, data, done, System.nanoTime() + client.timeoutMillis() * 1_000_000);
+        }
+        source.position(position + length);
+        sizeBytes = Math.max(sizeBytes, offset + length);
+        writtenEndBytes = Math.max(writtenEndBytes, offset + length);
+        wrote = true;
+        return length;
+    }
+
+    /** Sends one piece, retrying transient failures until the deadline; releases {@code data} at the end. */
+    private void sendWrite(WriteChunk request, ByteBuf data, CompletableFuture<Void> done, long deadlineNanos) {
+        CompletableFuture<RpcResponse<WriteChunkResult>> call;
+        try {
+            call = client.storage(request.targetId()).callAsync(request, data.retain(), Duration.ofMillis(client.timeoutMillis()));
+        } catch (RuntimeException e) {
+            call = CompletableFuture.failedFuture(e);
+        }
+        call.whenComplete((response, failure) -> {
+            if (failure == null) {
+                response.close();
+                data.release();
+                done.complete(null);
+                return;
+            }
+            RuntimeException error = RpcClient.unwrap(failure);
+            if (error instanceof PlinthException plinth && plinth.code().retryable() && System.nanoTime() < deadlineNanos) {
+                Executor later = CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS);
+                later.execute(() -> sendWrite(request, data, done, deadlineNanos));
+                return;
+            }
+            data.release();
+            writeFailure = error instanceof PlinthException plinth ? plinth
+                    : new PlinthException(ErrorCode.IO_ERROR, error.toString(), error);
+            done.completeExceptionally(error);
+        });
+    }
+
+    private void awaitOverlapping(long start, long end) {
+        while (true) {
+            CompletableFuture<Void> blocking = null;
+            synchronized (inflightLock) {
+                for (InflightWrite write : inflight) {
+                    if (write.start() < end && start < write.end()) {
+                        blocking = write.done();
+                        break;
+                    }
+                }
+            }
+            if (blocking == null) {
+                return;
+            }
+            try {
+                blocking.join();
+            } catch (RuntimeException e) {
+                // recorded in writeFailure; the caller reports it
+            }
+        }
+    }
+
+    /** Waits until every write sent so far is acknowledged; reports a failure among them. */
+    public synchronized void flush() {
+        checkOpen();
+        drainWrites();
+        throwWriteFailure();
+    }
+
+    private void drainWrites() {
+        List<CompletableFuture<Void>> pending;
+        synchronized (inflightLock) {
+            pending = inflight.stream().map(InflightWrite::done).toList();
+        }
+        for (CompletableFuture<Void> future : pending) {
+            try {
+                future.join();
+            } catch (RuntimeException e) {
+                // recorded in writeFailure
+            }
+        }
+    }
+
+    /** Makes everything written durable on the targets and settles size and mtime (fsync). */
+    public synchronized void fsync() {
+        flush();
+        List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
+        for (int targetId : allTargets()) {
+            syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
+        }
+        for (CompletableFuture<RpcResponse<Record>> sync : syncs) {
+            RpcClient.await(sync).close();
+        }
+        settle(false);
+    }
+
+    private Set<Integer> allTargets() {
+        Set<Integer> targets = new LinkedHashSet<>();
+        for (int chainId : layout.chainIds()) {
+            targets.addAll(client.chainTargets(chainId));
+        }
+        return targets;
+    }
+
+    private void settle(boolean release) {
+        client.close(inodeId, writtenEndBytes, wrote, release);
+        wrote = false;
+    }
+
+    /** Cuts or extends the file to {@code newSize} bytes. */
+    public synchronized void truncate(long newSize) {
+        checkOpen();
+        if (newSize < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative size");
+        }
+        flush();
+        truncateObjects(client, inodeId, layout, newSize);
+        client.setAttr(inodeId, MetaMessages.SET_SIZE, 0, 0, 0, newSize, 0, 0);
+        readUnits.clear();
+        sizeBytes = newSize;
+        writtenEndBytes = Math.min(writtenEndBytes, newSize);
+    }
+
+    /** Cuts every stripe object of a file to its share of {@code newSize} on every replica. */
+    static void truncateObjects(PlinthClient client, long inodeId, Layout layout, long newSize) {
+        List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
+        for (int objectIndex = 0; objectIndex < layout.stripeCount(); objectIndex++) {
+            long objectLength = StripeMath.objectLength(layout, newSize, objectIndex);
+            for (int targetId : client.chainTargets(layout.chainIds().get(objectIndex))) {
+                calls.add(client.storage(targetId).callAsync(new TruncateObject(targetId, inodeId, objectIndex, objectLength,
+                        layout.chunkSizeBytes()), null, Duration.ofMillis(client.timeoutMillis())));
+            }
+        }
+        for (CompletableFuture<RpcResponse<Record>> call : calls) {
+            RpcClient.await(call).close();
+        }
+    }
+
+    // ---- reads
+
+    /** Reads up to {@code target.remaining()} bytes at {@code offset}; returns the count, or -1 at end of file. */
+    public synchronized int read(long offset, ByteBuffer target) {
+        checkOpen();
+        if (offset < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset");
+        }
+        if (offset >= sizeBytes) {
+            return target.remaining() == 0 ? 0 : -1;
+        }
+        int length = (int) Math.min(target.remaining(), sizeBytes - offset);
+        if (length == 0) {
+            return 0;
+        }
+        boolean hasInflightWrites;
+        synchronized (inflightLock) {
+            hasInflightWrites = !inflight.isEmpty();
+        }
+        if (hasInflightWrites) {
+            flush(); // a handle reads its own writes
+        }
+        boolean sequential = offset == lastReadEnd || (offset == 0 && lastReadEnd < 0);
+        if (sequential) {
+            readThroughUnits(offset, length, target);
+        } else {
+            readUnits.clear();
+            byte[] bytes = await(fetch(offset, length));
+            target.put(bytes, 0, length);
+        }
+        lastReadEnd = offset + length;
+        return length;
+    }
+
+    private void readThroughUnits(long offset, int length, ByteBuffer target) {
+        long end = offset + length;
+        long firstUnit = offset / READ_UNIT_BYTES;
+        long lastUnit = (end - 1) / READ_UNIT_BYTES;
+        // keep the window full: everything up to readaheadUnits past the last unit read
+        long windowEnd = Math.min(lastUnit + readaheadUnits, (sizeBytes - 1) / READ_UNIT_BYTES);
+        for (long unit = firstUnit; unit <= windowEnd; unit++) {
+            if (!readUnits.containsKey(unit)) {
+                long unitStart = unit * READ_UNIT_BYTES;
+                readUnits.put(unit, fetch(unitStart, (int) Math.min(READ_UNIT_BYTES, sizeBytes - unitStart)));
+            }
+        }
+        for (long unit = firstUnit; unit <= lastUnit; unit++) {
+            byte[] bytes = await(readUnits.get(unit));
+            long unitStart = unit * READ_UNIT_BYTES;
+            int from = (int) (Math.max(offset, unitStart) - unitStart);
+            int to = (int) (Math.min(end, unitStart + bytes.length) - unitStart);
+            target.put(bytes, from, to - from);
+        }
+        // drop units behind the reader
+        Iterator<Map.Entry<Long, CompletableFuture<byte[]>>> entries = readUnits.entrySet().iterator();
+        while (entries.hasNext()) {
+            if (entries.next().getKey() < lastUnit) {
+                entries.remove();
+            }
+        }
+    }
+
+    private void dropReadUnits(long offset, int length) {
+        if (readUnits.isEmpty()) {
+            return;
+        }
+        long first = offset / READ_UNIT_BYTES;
+        long last = (offset + length - 1) / READ_UNIT_BYTES;
+        readUnits.keySet().removeIf(unit -> unit >= first && unit <= last);
+    }
+
+    private static byte[] await(CompletableFuture<byte[]> future) {
+        try {
+            return future.join();
+        } catch (RuntimeException e) {
+            throw RpcClient.unwrap(e);
+        }
+    }
+
+    /** Fetches [offset, offset + length) from all the chunks it spans in parallel; holes read as zeros. */
+    private CompletableFuture<byte[]> fetch(long offset, int length) {
+        byte[] result = new byte[length];
+        List<CompletableFuture<Void>> pieces = new ArrayList<>();
+        for (Piece piece : StripeMath.pieces(layout, offset, length)) {
+            pieces.add(readPiece(piece, result, (int) (piece.fileOffset() - offset), 0));
+        }
+        return CompletableFuture.allOf(pieces.toArray(CompletableFuture[]::new)).thenApply(ignored -> result);
+    }
+
+    private CompletableFuture<Void> readPiece(Piece piece, byte[] result, int resultOffset, int attempt) {
+        int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
+        ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
+                piece.chunkOffset(), piece.length());
+        CompletableFuture<RpcResponse<ReadChunkResult>> call;
+        try {
+            call = client.storage(targetId).callAsync(request, null, Duration.ofMillis(client.timeoutMillis()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return call.handle((response, failure) -> {
+            if (failure == null) {
+                try (response) {
+                    copyVerified(response.message(), response.data(), piece, result, resultOffset);
+                    return CompletableFuture.<Void>completedFuture(null);
+                } catch (PlinthException e) {
+                    failure = e;
+                }
+            }
+            RuntimeException error = RpcClient.unwrap(failure);
+            boolean retry = error instanceof PlinthException plinth
+                    && (plinth.code().retryable() || plinth.code() == ErrorCode.CHECKSUM_MISMATCH)
+                    && attempt < CHECKSUM_RETRIES;
+            if (retry) {
+                // a write racing with this read can change a block after its CRC was taken: read it again
+                return CompletableFuture.supplyAsync(() -> readPiece(piece, result, resultOffset, attempt + 1),
+                        CompletableFuture.delayedExecutor(20L << attempt, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
+            }
+            return CompletableFuture.<Void>failedFuture(error);
+        }).thenCompose(f -> f);
+    }
+
+    /** Checks every block of the reply against its stored CRC, then copies the piece's bytes. */
+    private static void copyVerified(ReadChunkResult header, ByteBuf data, Piece piece, byte[] result, int resultOffset) {
+        int block = Crc32cBlocks.BLOCK_BYTES;
+        int dataLength = data.readableBytes();
+        int expectedLength = Math.max(0, Math.min(header.chunkLength(), header.alignedOffset() + dataLength) - header.alignedOffset());
+        if (dataLength != expectedLength || header.blockCrcs().size() != Crc32cBlocks.blockCount(dataLength)) {
+            throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "read reply of " + dataLength + " bytes with "
+                    + header.blockCrcs().size() + " checksums");
+        }
+        for (int i = 0; i < header.blockCrcs().size(); i++) {
+            int start = data.readerIndex() + i * block;
+            int count = Math.min(block, dataLength - i * block);
+            if (Crc32cBlocks.crc(data.nioBuffer(start, count)) != header.blockCrcs().get(i)) {
+                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block at " + (header.alignedOffset() + i * block)
+                        + " of chunk " + piece.chunkIndex() + " (object " + piece.objectIndex() + ")");
+            }
+        }
+        int skip = piece.chunkOffset() - header.alignedOffset();
+        int available = Math.min(piece.length(), dataLength - skip);
+        if (available > 0) {
+            data.getBytes(data.readerIndex() + skip, result, resultOffset, available);
+        }
+    }
+
+    /** Flushes, settles size and mtime, and ends this open; reports a failed write-behind. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        drainWrites();
+        closed = true;
+        readUnits.clear();
+        PlinthException failure = writeFailure;
+        try {
+            settle(true);
+        } finally {
+            if (failure != null) {
+                throw new PlinthException(failure.code(), "a write failed: " + failure.detail(), failure);
+            }
+        }
+    }
+}

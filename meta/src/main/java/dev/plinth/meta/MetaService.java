@@ -1,0 +1,269 @@
+package dev.plinth.meta;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.Protocol;
+import dev.plinth.wire.Reply;
+import dev.plinth.wire.RpcConnections;
+import dev.plinth.wire.RpcDispatcher;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.AttributesReply;
+import dev.plinth.wire.messages.MetaMessages.Mutation;
+import dev.plinth.wire.messages.MetaMessages.OpHeader;
+import dev.plinth.wire.messages.MetaMessages.Query;
+import dev.plinth.wire.messages.MetaMessages.RemovedFile;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.StorageMessages.RemoveFile;
+import java.lang.reflect.RecordComponent;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The metadata role of one MDT: serves the namespace API over RPC. Before a change goes into
+ * the log, the leader stamps it with its clock and places new files on chains, so that applying
+ * the entry is deterministic on every replica. Also runs the leader's housekeeping: expiring
+ * client sessions, and freeing the chunks of removed files on storage (the cleaner).
+ */
+public final class MetaService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetaService.class);
+    private static final int CLEANER_QUEUE_MAX = 10_000;
+
+    private final MetaRaft raft;
+    private final MetaStateMachine stateMachine;
+    private final Supplier<ClusterMap> clusterMap;
+    private final RpcConnections connections;
+    private final long leaseMillis;
+    private final Placement placement = new Placement();
+    private final ThreadPoolExecutor readExecutor;
+    private final ScheduledExecutorService housekeeping;
+    private final BlockingQueue<RemovedFile> removedFiles = new ArrayBlockingQueue<>(CLEANER_QUEUE_MAX);
+    private final Thread cleaner;
+    private volatile boolean closed;
+
+    public MetaService(MetaRaft raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
+                       Config config) {
+        this.raft = requireNonNull(raft, "raft is null");
+        this.stateMachine = requireNonNull(stateMachine, "stateMachine is null");
+        this.clusterMap = requireNonNull(clusterMap, "clusterMap is null");
+        this.connections = requireNonNull(connections, "connections is null");
+        this.leaseMillis = config.get(Settings.META_SESSION_LEASE_MILLIS);
+        int threads = config.get(Settings.META_IO_THREADS);
+        this.readExecutor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096),
+                Thread.ofPlatform().name("meta-read-", 0).daemon().factory());
+        this.housekeeping = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("meta-housekeeping").daemon().factory());
+        this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
+        stateMachine.onRemovedFiles(files -> files.forEach(file -> {
+            if (!removedFiles.offer(file)) {
+                LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
+            }
+        }));
+    }
+
+    public void start() {
+        stateMachine.pendingRemovedFiles(CLEANER_QUEUE_MAX / 2).forEach(removedFiles::offer);
+        cleaner.start();
+        long period = Math.max(100, leaseMillis / 2);
+        housekeeping.scheduleWithFixedDelay(this::expireSessions, period, period, TimeUnit.MILLISECONDS);
+        housekeeping.scheduleWithFixedDelay(() -> stateMachine.pendingRemovedFiles(1000).forEach(removedFiles::offer),
+                30, 30, TimeUnit.SECONDS);
+    }
+
+    public void register(RpcDispatcher dispatcher) {
+        for (Class<?> type : Query.class.getPermittedSubclasses()) {
+            registerQuery(dispatcher, type.asSubclass(Record.class));
+        }
+        for (Class<?> type : Mutation.class.getPermittedSubclasses()) {
+            registerMutation(dispatcher, type.asSubclass(Record.class));
+        }
+    }
+
+    private <Q extends Record> void registerQuery(RpcDispatcher dispatcher, Class<Q> type) {
+        dispatcher.register(type, (context, request, data) -> query((Query) request).thenApply(Reply::of));
+    }
+
+    private <Q extends Record> void registerMutation(RpcDispatcher dispatcher, Class<Q> type) {
+        dispatcher.register(type, (context, request, data) -> mutate((Mutation) request).thenApply(Reply::of));
+    }
+
+    /** Runs a query on this MDT and returns its response record. */
+    public CompletableFuture<Record> query(Query query) {
+        Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) query));
+        if (query instanceof MetaMessages.StatFs) {
+            return CompletableFuture.completedFuture(statFs());
+        }
+        CompletableFuture<byte[]> result;
+        if (raft.isSingleReplica()) {
+            try {
+                result = CompletableFuture.supplyAsync(() -> stateMachine.queryLocal(query), readExecutor);
+            } catch (RejectedExecutionException e) {
+                return CompletableFuture.failedFuture(new PlinthException(ErrorCode.BUSY, "metadata read queue is full"));
+            }
+        } else {
+            result = raft.read(MetaCodec.encodeRequest((Record) query));
+        }
+        return result.thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
+    }
+
+    /** Stamps, places and logs a change; returns its response record once applied. */
+    public CompletableFuture<Record> mutate(Mutation mutation) {
+        Mutation prepared;
+        try {
+            prepared = withHeader(mutation, mutation.header().withTime(nowNanos()));
+            prepared = place(prepared);
+        } catch (PlinthException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) mutation));
+        return raft.write(MetaCodec.encodeRequest((Record) prepared)).thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
+    }
+
+    private Mutation place(Mutation mutation) {
+        if (mutation instanceof MetaMessages.Create create) {
+            Layout template = create.layout() != null ? create.layout().validate() : effectiveLayout(create.parentId(), create.header());
+            return new MetaMessages.Create(create.header(), create.parentId(), create.name(), create.mode(), create.exclusive(),
+                    placement.place(template.template(), clusterMap.get()));
+        }
+        if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
+            Layout layout = setLayout.layout().validate();
+            AttributesReply target = queryNow(new MetaMessages.GetAttr(setLayout.header(), setLayout.inodeId()));
+            if (!target.attributes().isDirectory()) {
+                layout = placement.place(layout.template(), clusterMap.get());
+            }
+            return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout);
+        }
+        return mutation;
+    }
+
+    private Layout effectiveLayout(long directoryId, OpHeader header) {
+        Layout layout = queryNow(new MetaMessages.GetAttr(header, directoryId)).attributes().layout();
+        if (layout == null) {
+            layout = queryNow(new MetaMessages.GetAttr(header, InodeId.ROOT)).attributes().layout();
+        }
+        return layout;
+    }
+
+    private AttributesReply queryNow(Query query) {
+        return MetaCodec.decodeResult(AttributesReply.class, stateMachine.queryLocal(query));
+    }
+
+    private MetaMessages.StatFsReply statFs() {
+        long capacity = 0;
+        long free = 0;
+        for (TargetInfo target : clusterMap.get().targets()) {
+            capacity += target.capacityBytes();
+            free += target.freeBytes();
+        }
+        return new MetaMessages.StatFsReply(capacity, free, stateMachine.inodeCount(), 4096);
+    }
+
+    static long nowNanos() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    /** The same mutation with another header (every mutation's first component is its header). */
+    private static Mutation withHeader(Mutation mutation, OpHeader header) {
+        RecordComponent[] components = mutation.getClass().getRecordComponents();
+        Object[] values = new Object[components.length];
+        Class<?>[] types = new Class<?>[components.length];
+        try {
+            for (int i = 0; i < components.length; i++) {
+                types[i] = components[i].getType();
+                values[i] = i == 0 ? header : components[i].getAccessor().invoke(mutation);
+            }
+            return (Mutation) mutation.getClass().getDeclaredConstructor(types).newInstance(values);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot restamp " + mutation.getClass().getSimpleName(), e);
+        }
+    }
+
+    private void expireSessions() {
+        try {
+            mutate(new MetaMessages.ExpireSessions(new OpHeader(0, 0, Credentials.ROOT, 0))).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("session expiry failed: {}", e.toString());
+        }
+    }
+
+    private void cleanLoop() {
+        while (!closed) {
+            RemovedFile file;
+            try {
+                file = removedFiles.poll(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (file == null) {
+                continue;
+            }
+            try {
+                removeChunks(file);
+                mutate(new MetaMessages.PurgeRemoved(new OpHeader(0, 0, Credentials.ROOT, 0), List.of(file.inodeId())))
+                        .get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                if (!closed) {
+                    LOG.warn("freeing chunks of removed file {} failed, will retry: {}", InodeId.format(file.inodeId()), e.toString());
+                }
+            }
+        }
+    }
+
+    private void removeChunks(RemovedFile file) {
+        ClusterMap map = clusterMap.get();
+        List<CompletableFuture<?>> pending = new ArrayList<>();
+        for (int chainId : file.layout().chainIds()) {
+            ChainInfo chain = map.chain(chainId);
+            if (chain == null) {
+                continue;
+            }
+            for (int targetId : chain.targetIds()) {
+                TargetInfo target = map.target(targetId);
+                NodeInfo node = target == null ? null : map.node(target.nodeId());
+                if (node == null) {
+                    continue;
+                }
+                pending.add(connections.get(HostPort.parse(node.rpcAddress()))
+                        .callAsync(new RemoveFile(targetId, file.inodeId()), null, java.time.Duration.ofSeconds(30))
+                        .thenAccept(response -> ((dev.plinth.wire.RpcResponse<?>) response).close()));
+            }
+        }
+        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        housekeeping.shutdownNow();
+        cleaner.interrupt();
+        readExecutor.shutdown();
+        try {
+            cleaner.join(5000);
+            readExecutor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

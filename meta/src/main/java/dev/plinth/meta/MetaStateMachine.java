@@ -1,0 +1,254 @@
+package dev.plinth.meta;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.meta.store.MetaStore;
+import dev.plinth.wire.messages.MetaMessages.Mutation;
+import dev.plinth.wire.messages.MetaMessages.OpHeader;
+import dev.plinth.wire.messages.MetaMessages.Query;
+import dev.plinth.wire.messages.MetaMessages.RemovedFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.rocksdb.WriteBatchWithIndex;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The namespace of one MDT as a Raft state machine over RocksDB.
+ *
+ * <p>Apply: each log entry is one change, run by its operation class against a write batch that
+ * also records the entry's index, then committed without RocksDB's WAL. An entry whose index is
+ * at or below the index already in RocksDB is skipped, which makes replay after a crash exact.
+ * A change that carries a client and request id stores its result under that id; the same id
+ * again gets the stored result and changes nothing, so client retries apply once.
+ *
+ * <p>Snapshot: flush RocksDB's memtables and record the applied index; Ratis may then purge the
+ * log up to it. Ratis applies entries on one thread; queries run concurrently on RocksDB.
+ */
+public final class MetaStateMachine extends BaseStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(MetaStateMachine.class);
+    private static final int DEDUP_WINDOW_PER_CLIENT = 4096;
+
+    private final SimpleStateMachineStorage snapshots = new SimpleStateMachineStorage();
+    private final Path storeDirectory;
+    private final int mdtIndex;
+    private final long leaseMillis;
+    private final Layout rootLayout;
+    private volatile Consumer<List<RemovedFile>> removedFilesListener = files -> { };
+    private volatile MetaStore store;
+    private volatile long appliedInStore;
+
+    public MetaStateMachine(Path storeDirectory, int mdtIndex, long leaseMillis, Layout rootLayout) {
+        this.storeDirectory = requireNonNull(storeDirectory, "storeDirectory is null");
+        this.mdtIndex = mdtIndex;
+        this.leaseMillis = leaseMillis;
+        this.rootLayout = requireNonNull(rootLayout, "rootLayout is null").validate().template();
+    }
+
+    /** Called after each committed change that removed files, with their layouts. */
+    public void onRemovedFiles(Consumer<List<RemovedFile>> listener) {
+        this.removedFilesListener = requireNonNull(listener, "listener is null");
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        snapshots.init(raftStorage);
+        store = MetaStore.open(storeDirectory);
+        long[] applied = store.appliedTermIndex();
+        appliedInStore = applied[1];
+        if (applied[1] > 0) {
+            updateLastAppliedTermIndex(applied[0], applied[1]);
+        }
+        createRootIfMissing();
+    }
+
+    private void createRootIfMissing() {
+        if (store.get(MetaKeys.id(MetaKeys.INODE, InodeId.ROOT)) != null) {
+            return;
+        }
+        long now = System.currentTimeMillis() * 1_000_000;
+        try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
+            Namespace namespace = new Namespace(store, batch, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, now));
+            namespace.putInode(new InodeRecord(InodeId.ROOT, FileType.DIRECTORY, 0755, 0, 0, 2, 0, now, now, now, 1,
+                    InodeId.ROOT, rootLayout, null, 0));
+            long[] applied = store.appliedTermIndex();
+            store.commit(batch, applied[0], applied[1]);
+        }
+        store.flush();
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return snapshots;
+    }
+
+    @Override
+    public SingleFileSnapshotInfo getLatestSnapshot() {
+        return snapshots.getLatestSnapshot();
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        TermIndex last = getLastAppliedTermIndex();
+        if (last == null || last.getIndex() <= 0) {
+            return -1;
+        }
+        store.flush();
+        Path file = snapshots.getSnapshotFile(last.getTerm(), last.getIndex()).toPath();
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, "rocksdb flushed through index " + last.getIndex() + "\n");
+        var md5 = org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(file.toFile());
+        snapshots.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, md5), last));
+        return last.getIndex();
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext transaction) {
+        LogEntryProto entry = transaction.getLogEntry();
+        long index = entry.getIndex();
+        long term = entry.getTerm();
+        if (index <= appliedInStore) {
+            updateLastAppliedTermIndex(term, index);
+            return CompletableFuture.completedFuture(Message.EMPTY);
+        }
+        byte[] result = apply(entry.getStateMachineLogEntry().getLogData().toByteArray(), term, index);
+        appliedInStore = index;
+        updateLastAppliedTermIndex(term, index);
+        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result)));
+    }
+
+    private byte[] apply(byte[] entry, long term, long index) {
+        Mutation mutation;
+        try {
+            mutation = (Mutation) MetaCodec.decodeRequest(entry);
+        } catch (RuntimeException e) {
+            // The leader validated this entry before it was logged; an undecodable one is a bug.
+            LOG.error("undecodable log entry {} skipped", index, e);
+            try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
+                store.commit(batch, term, index);
+            }
+            return MetaCodec.failed(ErrorCode.INTERNAL, "undecodable log entry");
+        }
+        OpHeader header = mutation.header();
+        byte[] dedupKey = header.clientId() != 0 && header.requestId() != 0
+                ? MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId()) : null;
+        if (dedupKey != null) {
+            byte[] earlier = store.get(dedupKey);
+            if (earlier != null) {
+                try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
+                    store.commit(batch, term, index);
+                }
+                return earlier;
+            }
+        }
+        byte[] result;
+        List<RemovedFile> removed = List.of();
+        WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
+        try {
+            Namespace namespace = new Namespace(store, batch, mdtIndex, header);
+            try {
+                result = MetaCodec.ok(Operations.mutate(namespace, mutation, index, leaseMillis));
+                removed = new ArrayList<>(namespace.removedFiles());
+            } catch (PlinthException e) {
+                result = MetaCodec.failed(e.code(), e.detail());
+            } catch (RuntimeException e) {
+                LOG.error("bug while applying {} at index {}", mutation.getClass().getSimpleName(), index, e);
+                result = MetaCodec.failed(ErrorCode.INTERNAL, e.toString());
+            }
+            if (!(result[0] == 0)) {
+                // a failed change writes nothing but its result
+                batch.close();
+                batch = new WriteBatchWithIndex(true);
+                removed = List.of();
+            }
+            if (dedupKey != null) {
+                batch.put(dedupKey, result);
+                if (header.requestId() > DEDUP_WINDOW_PER_CLIENT) {
+                    batch.delete(MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId() - DEDUP_WINDOW_PER_CLIENT));
+                }
+            }
+            store.commit(batch, term, index);
+        } catch (org.rocksdb.RocksDBException e) {
+            throw new IllegalStateException("metadata batch failed", e);
+        } finally {
+            batch.close();
+        }
+        if (!removed.isEmpty()) {
+            removedFilesListener.accept(removed);
+        }
+        return result;
+    }
+
+    /** Serves a query from local state; the caller makes sure this replica may answer (leader, lease). */
+    public byte[] queryLocal(Query query) {
+        Namespace namespace = new Namespace(store, null, mdtIndex, query.header());
+        try {
+            return MetaCodec.ok(Operations.query(namespace, query));
+        } catch (PlinthException e) {
+            return MetaCodec.failed(e.code(), e.detail());
+        }
+    }
+
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        try {
+            Query query = (Query) MetaCodec.decodeRequest(request.getContent().toByteArray());
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(queryLocal(query))));
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(
+                    MetaCodec.failed(ErrorCode.PROTOCOL_ERROR, e.toString()))));
+        }
+    }
+
+    /** Removed files whose chunks may still be on storage: the cleaner's work list after a restart. */
+    public List<RemovedFile> pendingRemovedFiles(int limit) {
+        Namespace namespace = new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0));
+        List<RemovedFile> result = new ArrayList<>();
+        for (byte[][] pair : namespace.scan(new byte[] {MetaKeys.REMOVED}, null, limit)) {
+            result.add(new RemovedFile(MetaKeys.firstId(pair[0]), MetaStore.decode(Layout.class, pair[1])));
+        }
+        return result;
+    }
+
+    public long inodeCount() {
+        return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).inodeCount();
+    }
+
+    @Override
+    public void close() throws IOException {
+        super.close();
+        MetaStore current = store;
+        if (current != null) {
+            current.flush();
+            current.close();
+            store = null;
+        }
+    }
+}

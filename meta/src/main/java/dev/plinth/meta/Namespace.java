@@ -1,0 +1,290 @@
+package dev.plinth.meta;
+
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.Names;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.store.DentryRecord;
+import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.meta.store.MetaStore;
+import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import dev.plinth.wire.messages.MetaMessages.OpHeader;
+import dev.plinth.wire.messages.MetaMessages.RemovedFile;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatchWithIndex;
+
+/**
+ * The namespace as one operation sees it: reads go through the operation's pending batch (so it
+ * sees its own writes), writes go into the batch, which commits atomically with its Raft index.
+ * Queries get a view without a batch and may not write. Also holds the POSIX permission rules.
+ * Not thread-safe: one per operation.
+ */
+public final class Namespace {
+    public static final int READ = 4;
+    public static final int WRITE = 2;
+    public static final int EXECUTE = 1;
+    public static final int LINK_COUNT_MAX = 65_000;
+    public static final int XATTR_VALUE_BYTES_MAX = 64 * 1024;
+    private static final byte[] NEXT_INODE_KEY = MetaKeys.system("next-inode");
+    private static final byte[] INODE_COUNT_KEY = MetaKeys.system("inode-count");
+
+    private final MetaStore store;
+    private final WriteBatchWithIndex batch;
+    private final int mdtIndex;
+    private final OpHeader header;
+    private final List<RemovedFile> removedFiles = new ArrayList<>();
+
+    Namespace(MetaStore store, WriteBatchWithIndex batch, int mdtIndex, OpHeader header) {
+        this.store = store;
+        this.batch = batch;
+        this.mdtIndex = mdtIndex;
+        this.header = header;
+    }
+
+    public long now() {
+        return header.timeNanos();
+    }
+
+    public Credentials caller() {
+        return header.credentials();
+    }
+
+    public OpHeader header() {
+        return header;
+    }
+
+    List<RemovedFile> removedFiles() {
+        return removedFiles;
+    }
+
+    // ---- raw access
+
+    private byte[] get(byte[] key) {
+        return batch == null ? store.get(key) : store.get(batch, key);
+    }
+
+    private WriteBatchWithIndex batch() {
+        if (batch == null) {
+            throw new IllegalStateException("a query tried to change the namespace");
+        }
+        return batch;
+    }
+
+    public void put(byte[] key, byte[] value) {
+        try {
+            batch().put(key, value);
+        } catch (org.rocksdb.RocksDBException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public void delete(byte[] key) {
+        try {
+            batch().delete(key);
+        } catch (org.rocksdb.RocksDBException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public byte[] getRaw(byte[] key) {
+        return get(key);
+    }
+
+    public long getLong(byte[] key, long absent) {
+        byte[] value = get(key);
+        return value == null ? absent : ByteBuffer.wrap(value).getLong();
+    }
+
+    public void putLong(byte[] key, long value) {
+        put(key, ByteBuffer.allocate(8).putLong(value).array());
+    }
+
+    /** Keys (and values) with {@code prefix} that sort after {@code after} (null: from the start), at most {@code limit}. */
+    public List<byte[][]> scan(byte[] prefix, byte[] after, int limit) {
+        List<byte[][]> result = new ArrayList<>();
+        try (RocksIterator iterator = store.iterator(batch)) {
+            if (after == null) {
+                iterator.seek(prefix);
+            } else {
+                iterator.seek(after);
+                if (iterator.isValid() && Arrays.equals(iterator.key(), after)) {
+                    iterator.next();
+                }
+            }
+            while (iterator.isValid() && result.size() < limit) {
+                byte[] key = iterator.key();
+                if (!startsWith(key, prefix)) {
+                    break;
+                }
+                result.add(new byte[][] {key, iterator.value()});
+                iterator.next();
+            }
+        }
+        return result;
+    }
+
+    private static boolean startsWith(byte[] key, byte[] prefix) {
+        return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    // ---- inodes and entries
+
+    public InodeRecord inodeOrNull(long inodeId) {
+        byte[] value = get(MetaKeys.id(MetaKeys.INODE, inodeId));
+        return value == null ? null : MetaStore.decode(InodeRecord.class, value);
+    }
+
+    public InodeRecord inode(long inodeId) {
+        InodeRecord inode = inodeOrNull(inodeId);
+        if (inode == null) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "inode " + InodeId.format(inodeId));
+        }
+        return inode;
+    }
+
+    public InodeRecord directory(long inodeId) {
+        InodeRecord inode = inode(inodeId);
+        if (!inode.isDirectory()) {
+            throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "inode " + InodeId.format(inodeId));
+        }
+        return inode;
+    }
+
+    public void putInode(InodeRecord inode) {
+        put(MetaKeys.id(MetaKeys.INODE, inode.inodeId()), MetaStore.encode(inode));
+    }
+
+    public DentryRecord dentry(long parentId, String name) {
+        byte[] value = get(MetaKeys.named(MetaKeys.DENTRY, parentId, name));
+        return value == null ? null : MetaStore.decode(DentryRecord.class, value);
+    }
+
+    public void putDentry(long parentId, String name, DentryRecord entry) {
+        put(MetaKeys.named(MetaKeys.DENTRY, parentId, name), MetaStore.encode(entry));
+    }
+
+    public void deleteDentry(long parentId, String name) {
+        delete(MetaKeys.named(MetaKeys.DENTRY, parentId, name));
+    }
+
+    public List<DirEntry> list(long directoryId, String afterName, int limit) {
+        byte[] prefix = MetaKeys.id(MetaKeys.DENTRY, directoryId);
+        byte[] after = afterName == null || afterName.isEmpty() ? null : MetaKeys.named(MetaKeys.DENTRY, directoryId, afterName);
+        List<DirEntry> entries = new ArrayList<>();
+        for (byte[][] pair : scan(prefix, after, limit)) {
+            DentryRecord entry = MetaStore.decode(DentryRecord.class, pair[1]);
+            entries.add(new DirEntry(MetaKeys.nameOf(pair[0]), entry.inodeId(), entry.type()));
+        }
+        return entries;
+    }
+
+    public long allocateInodeId() {
+        long next = getLong(NEXT_INODE_KEY, 2);
+        putLong(NEXT_INODE_KEY, next + 1);
+        putLong(INODE_COUNT_KEY, inodeCount() + 1);
+        return InodeId.of(mdtIndex, next);
+    }
+
+    public long inodeCount() {
+        return getLong(INODE_COUNT_KEY, 1);
+    }
+
+    /** Looks up a name in a directory the caller may search; "." and ".." resolve too. */
+    public InodeRecord lookup(InodeRecord directory, String name) {
+        if (!directory.isDirectory()) {
+            throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "lookup of '" + name + "' in a non-directory");
+        }
+        check(directory, EXECUTE);
+        if (name.equals(".")) {
+            return directory;
+        }
+        if (name.equals("..")) {
+            return inode(directory.parentId());
+        }
+        Names.validateName(name);
+        DentryRecord entry = dentry(directory.inodeId(), name);
+        if (entry == null) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "'" + name + "'");
+        }
+        return inode(entry.inodeId());
+    }
+
+    /**
+     * Drops one link of a file or symlink: at zero links it is removed now, or when its last
+     * opener closes it (an orphan until then).
+     */
+    public void dropLink(InodeRecord inode) {
+        int links = inode.linkCount() - 1;
+        if (links > 0) {
+            putInode(inode.withLinkCount(links, now()));
+            return;
+        }
+        if (!scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inode.inodeId()), null, 1).isEmpty()) {
+            putInode(inode.withLinkCount(0, now()));
+            put(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()), new byte[0]);
+            return;
+        }
+        removeInode(inode);
+    }
+
+    /** Deletes an inode with no links and no openers, queueing its chunks for removal. */
+    public void removeInode(InodeRecord inode) {
+        delete(MetaKeys.id(MetaKeys.INODE, inode.inodeId()));
+        delete(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()));
+        for (byte[][] pair : scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, Integer.MAX_VALUE)) {
+            delete(pair[0]);
+        }
+        putLong(INODE_COUNT_KEY, Math.max(1, inodeCount() - 1));
+        if (inode.type() == FileType.FILE && inode.layout() != null && !inode.layout().chainIds().isEmpty()) {
+            put(MetaKeys.id(MetaKeys.REMOVED, inode.inodeId()), MetaStore.encode(inode.layout()));
+            removedFiles.add(new RemovedFile(inode.inodeId(), inode.layout()));
+        }
+    }
+
+    // ---- permissions
+
+    /** POSIX access check of {@code mask} (READ|WRITE|EXECUTE bits) for the caller. */
+    public void check(InodeRecord inode, int mask) {
+        if (!allowed(inode, mask)) {
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "uid " + caller().uid() + " on inode " + InodeId.format(inode.inodeId()));
+        }
+    }
+
+    public boolean allowed(InodeRecord inode, int mask) {
+        Credentials caller = caller();
+        if (caller.isRoot()) {
+            // root may do anything, except execute a file that nobody may execute
+            return (mask & EXECUTE) == 0 || inode.isDirectory() || (inode.mode() & 0111) != 0;
+        }
+        int bits;
+        if (caller.uid() == inode.uid()) {
+            bits = (inode.mode() >> 6) & 7;
+        } else if (caller.inGroup(inode.gid())) {
+            bits = (inode.mode() >> 3) & 7;
+        } else {
+            bits = inode.mode() & 7;
+        }
+        return (bits & mask) == mask;
+    }
+
+    public void requireOwner(InodeRecord inode) {
+        if (!caller().isRoot() && caller().uid() != inode.uid()) {
+            throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "uid " + caller().uid() + " does not own inode " + InodeId.format(inode.inodeId()));
+        }
+    }
+
+    /** Sticky directories (like /tmp) let only the owner of an entry or of the directory remove it. */
+    public void checkSticky(InodeRecord directory, InodeRecord victim) {
+        if ((directory.mode() & 01000) != 0 && !caller().isRoot() && caller().uid() != victim.uid()
+                && caller().uid() != directory.uid()) {
+            throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "sticky directory");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.plinth.meta;
+
+import dev.plinth.meta.ops.Create;
+import dev.plinth.meta.ops.GetAttr;
+import dev.plinth.meta.ops.Link;
+import dev.plinth.meta.ops.Lookup;
+import dev.plinth.meta.ops.Mkdir;
+import dev.plinth.meta.ops.OpenClose;
+import dev.plinth.meta.ops.ReadDir;
+import dev.plinth.meta.ops.ReadLink;
+import dev.plinth.meta.ops.Rename;
+import dev.plinth.meta.ops.ResolvePath;
+import dev.plinth.meta.ops.Rmdir;
+import dev.plinth.meta.ops.Sessions;
+import dev.plinth.meta.ops.SetAttr;
+import dev.plinth.meta.ops.SetLayout;
+import dev.plinth.meta.ops.Symlink;
+import dev.plinth.meta.ops.Unlink;
+import dev.plinth.meta.ops.Xattrs;
+import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Mutation;
+import dev.plinth.wire.messages.MetaMessages.Query;
+
+/** Which class runs which request: the one switch over the metadata API (the compiler checks it is complete). */
+final class Operations {
+    private Operations() {}
+
+    static Record mutate(Namespace namespace, Mutation mutation, long logIndex, long leaseMillis) {
+        return switch (mutation) {
+            case MetaMessages.Create request -> Create.apply(namespace, request);
+            case MetaMessages.Mkdir request -> Mkdir.apply(namespace, request);
+            case MetaMessages.Symlink request -> Symlink.apply(namespace, request);
+            case MetaMessages.SetAttr request -> SetAttr.apply(namespace, request);
+            case MetaMessages.Unlink request -> Unlink.apply(namespace, request);
+            case MetaMessages.Rmdir request -> Rmdir.apply(namespace, request);
+            case MetaMessages.Rename request -> Rename.apply(namespace, request);
+            case MetaMessages.Link request -> Link.apply(namespace, request);
+            case MetaMessages.SetXattr request -> Xattrs.set(namespace, request);
+            case MetaMessages.RemoveXattr request -> Xattrs.remove(namespace, request);
+            case MetaMessages.Open request -> OpenClose.open(namespace, request);
+            case MetaMessages.Close request -> OpenClose.close(namespace, request);
+            case MetaMessages.SetLayout request -> SetLayout.apply(namespace, request);
+            case MetaMessages.OpenSession request -> Sessions.open(namespace, request, logIndex, leaseMillis);
+            case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
+            case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
+            case MetaMessages.ExpireSessions request -> Sessions.expire(namespace, request);
+            case MetaMessages.PurgeRemoved request -> {
+                request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
+                yield HandshakeMessages.EMPTY;
+            }
+        };
+    }
+
+    static Record query(Namespace namespace, Query query) {
+        return switch (query) {
+            case MetaMessages.Lookup request -> Lookup.apply(namespace, request);
+            case MetaMessages.ResolvePath request -> ResolvePath.apply(namespace, request);
+            case MetaMessages.GetAttr request -> GetAttr.apply(namespace, request);
+            case MetaMessages.ReadDir request -> ReadDir.apply(namespace, request);
+            case MetaMessages.ReadLink request -> ReadLink.apply(namespace, request);
+            case MetaMessages.GetXattr request -> Xattrs.get(namespace, request);
+            case MetaMessages.ListXattr request -> Xattrs.list(namespace, request);
+            case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
+        };
+    }
+}

@@ -1,0 +1,39 @@
+package dev.plinth.meta.ops;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.Namespace;
+import dev.plinth.meta.store.DentryRecord;
+import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.CreateReply;
+
+/**
+ * Creates a regular file, or returns the existing one unless exclusive (O_CREAT without
+ * O_EXCL). The leader has already placed the file: the request's layout names its chains.
+ */
+public final class Create {
+    private Create() {}
+
+    public static CreateReply apply(Namespace namespace, MetaMessages.Create request) {
+        InodeRecord parent = NewEntry.writableParent(namespace, request.parentId(), request.name());
+        DentryRecord existing = namespace.dentry(parent.inodeId(), request.name());
+        if (existing != null) {
+            if (request.exclusive()) {
+                throw new PlinthException(ErrorCode.ALREADY_EXISTS, "'" + request.name() + "'");
+            }
+            InodeRecord inode = namespace.inode(existing.inodeId());
+            if (inode.isDirectory()) {
+                throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + request.name() + "'");
+            }
+            return new CreateReply(inode.toAttributes(), false);
+        }
+        if (request.layout() == null || request.layout().chainIds().isEmpty()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a new file needs a placed layout");
+        }
+        InodeRecord inode = NewEntry.create(namespace, parent, request.name(), FileType.FILE, request.mode(),
+                request.layout().validate(), null);
+        return new CreateReply(inode.toAttributes(), true);
+    }
+}

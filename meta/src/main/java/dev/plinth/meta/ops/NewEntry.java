@@ -1,0 +1,48 @@
+package dev.plinth.meta.ops;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.Layout;
+import dev.plinth.common.Names;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.Namespace;
+import dev.plinth.meta.store.DentryRecord;
+import dev.plinth.meta.store.InodeRecord;
+
+/** What create, mkdir and symlink share: checks on the parent and the new inode's owner. */
+final class NewEntry {
+    private NewEntry() {}
+
+    /** The parent, checked: a directory the caller may write and search, without an entry {@code name}. */
+    static InodeRecord writableParent(Namespace namespace, long parentId, String name) {
+        Names.validateName(name);
+        InodeRecord parent = namespace.directory(parentId);
+        namespace.check(parent, Namespace.WRITE | Namespace.EXECUTE);
+        if (parent.linkCount() == 0) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "directory was removed");
+        }
+        return parent;
+    }
+
+    static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
+                              String symlinkTarget) {
+        long now = namespace.now();
+        boolean setGroupId = (parent.mode() & 02000) != 0;
+        int gid = setGroupId ? parent.gid() : namespace.caller().gid();
+        int permissions = mode & InodeRecord.PERMISSION_BITS;
+        if (type == FileType.DIRECTORY && setGroupId) {
+            permissions |= 02000;
+        }
+        if (type == FileType.SYMLINK) {
+            permissions = 0777;
+        }
+        long inodeId = namespace.allocateInodeId();
+        InodeRecord inode = new InodeRecord(inodeId, type, permissions, namespace.caller().uid(), gid,
+                type == FileType.DIRECTORY ? 2 : 1, 0, now, now, now, 1, type == FileType.DIRECTORY ? parent.inodeId() : 0,
+                layout, symlinkTarget, 0);
+        namespace.putInode(inode);
+        namespace.putDentry(parent.inodeId(), name, new DentryRecord(inodeId, type));
+        namespace.putInode(parent.withChildDelta(1, type == FileType.DIRECTORY ? 1 : 0, now));
+        return inode;
+    }
+}

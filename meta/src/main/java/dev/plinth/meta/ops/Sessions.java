@@ -1,0 +1,85 @@
+package dev.plinth.meta.ops;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.Namespace;
+import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.meta.store.MetaStore;
+import dev.plinth.meta.store.SessionRecord;
+import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.HandshakeMessages.Empty;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.SessionReply;
+import java.util.List;
+
+/**
+ * Client sessions with leases. The client id is the Raft index of the OpenSession entry: unique
+ * and the same on every replica. Expiry is decided by the leader's clock, written as an
+ * ExpireSessions entry, so replicas agree on it.
+ */
+public final class Sessions {
+    private static final int EXPIRE_BATCH_MAX = 1000;
+
+    private Sessions() {}
+
+    public static SessionReply open(Namespace namespace, MetaMessages.OpenSession request, long logIndex, long leaseMillis) {
+        String name = request.clientName() == null ? "" : request.clientName();
+        if (name.length() > 256) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "client name too long");
+        }
+        SessionRecord session = new SessionRecord(logIndex, name, namespace.now() + leaseMillis * 1_000_000);
+        namespace.put(MetaKeys.id(MetaKeys.SESSION, logIndex), MetaStore.encode(session));
+        return new SessionReply(logIndex, leaseMillis);
+    }
+
+    public static SessionReply renew(Namespace namespace, MetaMessages.RenewSession request, long leaseMillis) {
+        SessionRecord session = requireSession(namespace, request.header().clientId());
+        namespace.put(MetaKeys.id(MetaKeys.SESSION, session.clientId()), MetaStore.encode(
+                new SessionRecord(session.clientId(), session.clientName(), namespace.now() + leaseMillis * 1_000_000)));
+        return new SessionReply(session.clientId(), leaseMillis);
+    }
+
+    public static Empty close(Namespace namespace, MetaMessages.CloseSession request) {
+        end(namespace, request.header().clientId());
+        return HandshakeMessages.EMPTY;
+    }
+
+    public static Empty expire(Namespace namespace, MetaMessages.ExpireSessions request) {
+        int ended = 0;
+        for (byte[][] pair : namespace.scan(new byte[] {MetaKeys.SESSION}, null, Integer.MAX_VALUE)) {
+            SessionRecord session = MetaStore.decode(SessionRecord.class, pair[1]);
+            if (session.expiresAtNanos() < namespace.now() && ended++ < EXPIRE_BATCH_MAX) {
+                end(namespace, session.clientId());
+            }
+        }
+        return HandshakeMessages.EMPTY;
+    }
+
+    static SessionRecord requireSession(Namespace namespace, long clientId) {
+        byte[] value = namespace.getRaw(MetaKeys.id(MetaKeys.SESSION, clientId));
+        if (value == null) {
+            throw new PlinthException(ErrorCode.STALE_HANDLE, "session " + clientId + " expired or unknown");
+        }
+        return MetaStore.decode(SessionRecord.class, value);
+    }
+
+    /** Ends a session: closes its open files and forgets its deduplicated results. */
+    private static void end(Namespace namespace, long clientId) {
+        namespace.delete(MetaKeys.id(MetaKeys.SESSION, clientId));
+        List<byte[][]> opens = namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_SESSION, clientId), null, Integer.MAX_VALUE);
+        for (byte[][] pair : opens) {
+            long inodeId = MetaKeys.secondId(pair[0]);
+            InodeRecord inode = namespace.inodeOrNull(inodeId);
+            if (inode == null) {
+                namespace.delete(pair[0]);
+                namespace.delete(MetaKeys.twoIds(MetaKeys.OPEN_BY_INODE, inodeId, clientId));
+            } else {
+                OpenClose.release(namespace, inode, clientId, OpenClose.count(pair[1]));
+            }
+        }
+        for (byte[][] pair : namespace.scan(MetaKeys.id(MetaKeys.DEDUP, clientId), null, Integer.MAX_VALUE)) {
+            namespace.delete(pair[0]);
+        }
+    }
+}

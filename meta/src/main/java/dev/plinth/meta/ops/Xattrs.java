@@ -1,0 +1,96 @@
+package dev.plinth.meta.ops;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.meta.Namespace;
+import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.HandshakeMessages.Empty;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.XattrNames;
+import dev.plinth.wire.messages.MetaMessages.XattrValue;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Extended attributes: get, list, set, remove. Names carry a Linux namespace; user.* follows the
+ * file's permissions, trusted.* and security.* are root's, and system.* (ACLs) is not supported.
+ */
+public final class Xattrs {
+    private Xattrs() {}
+
+    private static void checkName(String name) {
+        if (name == null || name.isEmpty() || name.getBytes(StandardCharsets.UTF_8).length > 255 || name.indexOf('\0') >= 0) {
+            throw new PlinthException(name != null && name.length() > 255 ? ErrorCode.NAME_TOO_LONG : ErrorCode.INVALID_ARGUMENT, "bad attribute name");
+        }
+        if (!(name.startsWith("user.") || name.startsWith("trusted.") || name.startsWith("security."))) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "attribute namespace of '" + name + "'");
+        }
+    }
+
+    private static void checkAccess(Namespace namespace, InodeRecord inode, String name, int mask) {
+        if (name.startsWith("user.")) {
+            namespace.check(inode, mask);
+        } else if (!namespace.caller().isRoot() && (name.startsWith("trusted.") || mask == Namespace.WRITE)) {
+            throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "attribute '" + name + "' is root's");
+        }
+    }
+
+    public static XattrValue get(Namespace namespace, MetaMessages.GetXattr request) {
+        checkName(request.name());
+        InodeRecord inode = namespace.inode(request.inodeId());
+        checkAccess(namespace, inode, request.name(), Namespace.READ);
+        byte[] value = namespace.getRaw(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name()));
+        if (value == null) {
+            throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
+        }
+        return new XattrValue(value);
+    }
+
+    public static XattrNames list(Namespace namespace, MetaMessages.ListXattr request) {
+        InodeRecord inode = namespace.inode(request.inodeId());
+        List<String> names = new ArrayList<>();
+        for (byte[][] pair : namespace.scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, 10_000)) {
+            String name = MetaKeys.nameOf(pair[0]);
+            if (!name.startsWith("trusted.") || namespace.caller().isRoot()) {
+                names.add(name);
+            }
+        }
+        return new XattrNames(names);
+    }
+
+    public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
+        checkName(request.name());
+        if (request.value().length > Namespace.XATTR_VALUE_BYTES_MAX) {
+            throw new PlinthException(ErrorCode.RESULT_TOO_LARGE, "attribute values are limited to " + Namespace.XATTR_VALUE_BYTES_MAX + " bytes");
+        }
+        InodeRecord inode = namespace.inode(request.inodeId());
+        checkAccess(namespace, inode, request.name(), Namespace.WRITE);
+        byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
+        boolean exists = namespace.getRaw(key) != null;
+        if ((request.flags() & MetaMessages.XATTR_CREATE) != 0 && exists) {
+            throw new PlinthException(ErrorCode.ALREADY_EXISTS, request.name());
+        }
+        if ((request.flags() & MetaMessages.XATTR_REPLACE) != 0 && !exists) {
+            throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
+        }
+        namespace.put(key, request.value());
+        namespace.putInode(inode.withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
+        return HandshakeMessages.EMPTY;
+    }
+
+    public static Empty remove(Namespace namespace, MetaMessages.RemoveXattr request) {
+        checkName(request.name());
+        InodeRecord inode = namespace.inode(request.inodeId());
+        checkAccess(namespace, inode, request.name(), Namespace.WRITE);
+        byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
+        if (namespace.getRaw(key) == null) {
+            throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
+        }
+        namespace.delete(key);
+        namespace.putInode(inode.withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
+        return HandshakeMessages.EMPTY;
+    }
+}

@@ -1,0 +1,141 @@
+package dev.plinth.meta.store;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.codec.RecordCodec;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatchWithIndex;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The RocksDB of one MDT replica. RocksDB's own WAL is off: the Raft log is the source of truth,
+ * and every write batch carries the Raft index it applies, so after a crash the state machine
+ * replays the log from the last index that reached an SST file. Values are a format byte and a
+ * {@link RecordCodec} encoding. Thread-safe (RocksDB is); writes come from the one apply thread.
+ */
+public final class MetaStore implements AutoCloseable {
+    public static final int FORMAT_VERSION = 1;
+    private static final byte VALUE_FORMAT = 1;
+    private static final byte[] FORMAT_KEY = MetaKeys.system("format");
+    private static final byte[] APPLIED_KEY = MetaKeys.system("applied");
+
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    private final RocksDB db;
+    private final Options options;
+    private final WriteOptions writeOptions;
+    private final ReadOptions readOptions;
+
+    private MetaStore(RocksDB db, Options options) {
+        this.db = db;
+        this.options = options;
+        this.writeOptions = new WriteOptions().setDisableWAL(true);
+        this.readOptions = new ReadOptions();
+    }
+
+    public static MetaStore open(Path directory) {
+        Options options = new Options().setCreateIfMissing(true).setMaxBackgroundJobs(2);
+        try {
+            Files.createDirectories(directory);
+            RocksDB db = RocksDB.open(options, directory.toString());
+            MetaStore store = new MetaStore(db, options);
+            byte[] format = db.get(FORMAT_KEY);
+            if (format == null) {
+                db.put(FORMAT_KEY, ByteBuffer.allocate(4).putInt(FORMAT_VERSION).array());
+                db.flush(new FlushOptions().setWaitForFlush(true));
+            } else if (ByteBuffer.wrap(format).getInt() != FORMAT_VERSION) {
+                store.close();
+                throw new PlinthException(ErrorCode.NOT_SUPPORTED, "metadata store " + directory + " has format " + ByteBuffer.wrap(format).getInt());
+            }
+            return store;
+        } catch (RocksDBException | java.io.IOException e) {
+            options.close();
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot open metadata store " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    public byte[] get(byte[] key) {
+        try {
+            return db.get(readOptions, key);
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Reads through a pending batch, so a change sees its own writes. */
+    public byte[] get(WriteBatchWithIndex batch, byte[] key) {
+        try {
+            return batch.getFromBatchAndDB(db, readOptions, key);
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
+    public RocksIterator iterator(WriteBatchWithIndex batch) {
+        RocksIterator base = db.newIterator(readOptions);
+        return batch == null ? base : batch.newIteratorWithBase(base);
+    }
+
+    /** Commits a batch together with the Raft term and index it applies. */
+    public void commit(WriteBatchWithIndex batch, long term, long index) {
+        try {
+            batch.put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
+            db.write(writeOptions, batch);
+        } catch (RocksDBException e) {
+            // A failed local write leaves this replica behind the log: stop rather than diverge.
+            throw new IllegalStateException("metadata write failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** {term, index} of the last applied Raft entry that is in the store, or {0, 0}. */
+    public long[] appliedTermIndex() {
+        byte[] value = get(APPLIED_KEY);
+        if (value == null) {
+            return new long[] {0, 0};
+        }
+        ByteBuffer buffer = ByteBuffer.wrap(value);
+        return new long[] {buffer.getLong(), buffer.getLong()};
+    }
+
+    /** Persists everything written so far (memtables to SST), as a snapshot needs. */
+    public void flush() {
+        try (FlushOptions flushOptions = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(flushOptions);
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "metadata flush failed: " + e.getMessage(), e);
+        }
+    }
+
+    public static byte[] encode(Record value) {
+        byte[] body = RecordCodec.encode(value);
+        byte[] result = new byte[body.length + 1];
+        result[0] = VALUE_FORMAT;
+        System.arraycopy(body, 0, result, 1, body.length);
+        return result;
+    }
+
+    public static <T extends Record> T decode(Class<T> type, byte[] value) {
+        if (value.length == 0 || value[0] != VALUE_FORMAT) {
+            throw new IllegalStateException("stored " + type.getSimpleName() + " has unknown value format");
+        }
+        return RecordCodec.decode(type, ByteBuffer.wrap(value, 1, value.length - 1));
+    }
+
+    @Override
+    public void close() {
+        writeOptions.close();
+        readOptions.close();
+        db.close();
+        options.close();
+    }
+}
