@@ -1,0 +1,307 @@
+package dev.plinth.cli;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Layout;
+import dev.plinth.common.Sizes;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The whole-system benchmark, first form. Every figure is printed beside the same work on the
+ * local disk (and the loopback network) measured in the same run, as ratios, since absolute
+ * numbers on shared machines are noise. Page caches are dropped before cold reads when running
+ * as root; otherwise the output says the reads were warm.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Measure the cluster against the local disk and loopback TCP, as ratios.",
+                "Sequential write (with fsync) and read through the native client, and small-file create/stat/unlink,",
+                "each beside the same work on the local disk (and loopback TCP) measured in the same run."})
+final class BenchCommand implements Callable<Integer> {
+    private static final int BLOCK_BYTES = 1 << 20;
+
+    @Mixin
+    ClientMixin client;
+
+    @Option(names = "--size", paramLabel = "SIZE", defaultValue = "1G", description = "Bytes to write and read sequentially (default ${DEFAULT-VALUE}).")
+    String size;
+
+    @Option(names = "--files", paramLabel = "N", defaultValue = "2000", description = "Small files to create, stat and unlink (default ${DEFAULT-VALUE}).")
+    int files;
+
+    @Option(names = "--stripe-count", paramLabel = "N", defaultValue = "-1", description = "Stripe count of the test file; -1: every target (default).")
+    int stripeCount;
+
+    @Option(names = "--local-dir", paramLabel = "DIR", description = "Local directory to compare with; use the disk the targets are on (default: the system temp dir).")
+    Path localDirectory;
+
+    @Option(names = "--path", paramLabel = "PATH", defaultValue = "/.plinth-bench", description = "Scratch directory in the cluster (default ${DEFAULT-VALUE}).")
+    String path;
+
+    record Result(String name, double local, double plinth, String unit, String baseline) {}
+
+    @Override
+    public Integer call() throws Exception {
+        long bytes = Sizes.parseBytes(size);
+        if (bytes < BLOCK_BYTES || files < 1 || files > 1_000_000) {
+            throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INVALID_ARGUMENT, "--size must be at least 1M and --files 1..1000000");
+        }
+        Path local = Files.createTempDirectory(localDirectory == null ? Path.of(System.getProperty("java.io.tmpdir")) : localDirectory, "plinth-bench");
+        byte[] block = new byte[BLOCK_BYTES];
+        new Random(42).nextBytes(block);
+        try (PlinthClient plinth = client.connect()) {
+            plinth.mkdirs(path, 0755);
+            int targets = plinth.clusterMap().targets().size();
+            int count = stripeCount == -1 ? targets : stripeCount;
+            Layout root = plinth.stat("/").layout();
+            Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), root.replicas(), List.of());
+            progress("plinth bench: %s sequential in 1 MiB requests, %d small files, stripe count %d over %d targets",
+                    Sizes.format(bytes), files, Math.min(count, targets), targets);
+            boolean cachesDropped = dropCaches();
+            if (!cachesDropped) {
+                progress("note: cannot drop the page cache (not root?): read figures are warm-cache figures");
+            }
+
+            Path localFile = local.resolve("seq.dat");
+            double localWrite = localSequentialWrite(localFile, bytes, block);
+            progress("local  sequential write+fsync  %9.1f MiB/s", localWrite);
+            dropCaches();
+            double localRead = localSequentialRead(localFile, bytes);
+            progress("local  sequential read         %9.1f MiB/s", localRead);
+            Files.delete(localFile);
+            double[] network = loopback();
+            progress("loopback TCP (%s)  %9.1f MiB/s", network[1] == 1 ? "iperf3" : "java socket", network[0]);
+
+            String remoteFile = FsCommand.join(path, "seq.dat");
+            if (plinth.exists(remoteFile)) {
+                plinth.delete(remoteFile);
+            }
+            double plinthWrite = plinthSequentialWrite(plinth, remoteFile, layout, bytes, block);
+            progress("plinth sequential write+fsync  %9.1f MiB/s", plinthWrite);
+            dropCaches();
+            double plinthRead = plinthSequentialRead(plinth, remoteFile, bytes);
+            progress("plinth sequential read         %9.1f MiB/s", plinthRead);
+            plinth.delete(remoteFile);
+
+            double[] localMetadata = localMetadata(local, files);
+            progress("local  create/stat/unlink      %9.0f / %.0f / %.0f per s", localMetadata[0], localMetadata[1], localMetadata[2]);
+            double[] plinthMetadata = plinthMetadata(plinth, FsCommand.join(path, "md"), files);
+            progress("plinth create/stat/unlink      %9.0f / %.0f / %.0f per s", plinthMetadata[0], plinthMetadata[1], plinthMetadata[2]);
+
+            double readBound = Math.min(localRead, network[0]);
+            List<Result> results = List.of(
+                    new Result("sequential write + fsync", localWrite, plinthWrite, "MiB/s", "local disk"),
+                    new Result("sequential read" + (cachesDropped ? "" : " (warm)"), readBound, plinthRead, "MiB/s",
+                            localRead <= network[0] ? "local disk (< loopback)" : "loopback TCP (< disk)"),
+                    new Result("create", localMetadata[0], plinthMetadata[0], "ops/s", "local disk"),
+                    new Result("stat", localMetadata[1], plinthMetadata[1], "ops/s", "local disk"),
+                    new Result("unlink", localMetadata[2], plinthMetadata[2], "ops/s", "local disk"));
+            System.out.println();
+            System.out.printf("%-30s %12s %12s %7s  %s%n", "benchmark", "baseline", "plinth", "ratio", "baseline is");
+            for (Result result : results) {
+                System.out.printf(Locale.ROOT, "%-30s %12.1f %12.1f %7.2f  %s (%s)%n", result.name(), result.local(), result.plinth(),
+                        result.plinth() / result.local(), result.baseline(), result.unit());
+            }
+        } finally {
+            deleteTree(local);
+        }
+        return 0;
+    }
+
+    private static void progress(String format, Object... args) {
+        System.out.println(String.format(Locale.ROOT, format, args));
+        System.out.flush();
+    }
+
+    private static double mibPerSecond(long bytes, long nanos) {
+        return bytes / (double) BLOCK_BYTES / (nanos / 1e9);
+    }
+
+    /** Drops the page cache (needs root), so reads come from the disk on both sides. */
+    static boolean dropCaches() {
+        try {
+            new ProcessBuilder("sync").inheritIO().start().waitFor(60, TimeUnit.SECONDS);
+            Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3\n");
+            return true;
+        } catch (IOException | InterruptedException | SecurityException e) {
+            return false;
+        }
+    }
+
+    private static double localSequentialWrite(Path file, long bytes, byte[] block) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(block.length).put(block).flip();
+        long start = System.nanoTime();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            for (long written = 0; written < bytes; written += block.length) {
+                buffer.rewind();
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+            }
+            channel.force(true);
+        }
+        return mibPerSecond(bytes, System.nanoTime() - start);
+    }
+
+    private static double localSequentialRead(Path file, long bytes) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(BLOCK_BYTES);
+        long start = System.nanoTime();
+        long total = 0;
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            int read;
+            while ((read = channel.read(buffer.clear())) > 0) {
+                total += read;
+            }
+        }
+        return mibPerSecond(total, System.nanoTime() - start);
+    }
+
+    private static double plinthSequentialWrite(PlinthClient plinth, String file, Layout layout, long bytes, byte[] block) {
+        long start = System.nanoTime();
+        try (PlinthFile out = plinth.create(file, 0644, true, layout)) {
+            for (long offset = 0; offset < bytes; offset += block.length) {
+                out.write(offset, ByteBuffer.wrap(block));
+            }
+            out.fsync();
+        }
+        return mibPerSecond(bytes, System.nanoTime() - start);
+    }
+
+    private static double plinthSequentialRead(PlinthClient plinth, String file, long bytes) {
+        ByteBuffer buffer = ByteBuffer.allocate(BLOCK_BYTES);
+        long start = System.nanoTime();
+        long total = 0;
+        try (PlinthFile in = plinth.open(file, false)) {
+            int read;
+            while ((read = in.read(total, buffer.clear())) > 0) {
+                total += read;
+            }
+        }
+        if (total != bytes) {
+            throw new IllegalStateException("read " + total + " bytes of " + bytes);
+        }
+        return mibPerSecond(total, System.nanoTime() - start);
+    }
+
+    private static double[] localMetadata(Path directory, int count) throws IOException {
+        Path md = Files.createDirectories(directory.resolve("md"));
+        long start = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            Files.newByteChannel(md.resolve("f" + i), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+        }
+        long created = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            Files.readAttributes(md.resolve("f" + i), "unix:ino");
+        }
+        long statted = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            Files.delete(md.resolve("f" + i));
+        }
+        long deleted = System.nanoTime();
+        return new double[] {count / ((created - start) / 1e9), count / ((statted - created) / 1e9), count / ((deleted - statted) / 1e9)};
+    }
+
+    private static double[] plinthMetadata(PlinthClient plinth, String directory, int count) {
+        Attributes parent = plinth.mkdirs(directory, 0755);
+        long start = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            plinth.create(parent.inodeId(), "f" + i, 0644, true, null);
+        }
+        long created = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            plinth.lookup(parent.inodeId(), "f" + i);
+        }
+        long statted = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            plinth.unlink(parent.inodeId(), "f" + i);
+        }
+        long deleted = System.nanoTime();
+        plinth.delete(directory);
+        return new double[] {count / ((created - start) / 1e9), count / ((statted - created) / 1e9), count / ((deleted - statted) / 1e9)};
+    }
+
+    /** {MiB/s, 1 if iperf3 measured it else 0}: iperf3 when installed, else one Java socket for 3 s. */
+    private static double[] loopback() throws IOException, InterruptedException {
+        try {
+            int port;
+            try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = probe.getLocalPort();
+            }
+            Process server = new ProcessBuilder("iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", Integer.toString(port))
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            try {
+                Thread.sleep(500);
+                Process clientProcess = new ProcessBuilder("iperf3", "-c", "127.0.0.1", "-p", Integer.toString(port), "-t", "3", "-J")
+                        .redirectErrorStream(true).start();
+                String json = new String(clientProcess.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                clientProcess.waitFor(30, TimeUnit.SECONDS);
+                Matcher received = Pattern.compile("\"sum_received\"\\s*:\\s*\\{[^}]*?\"bits_per_second\"\\s*:\\s*([0-9.eE+]+)", Pattern.DOTALL).matcher(json);
+                if (received.find()) {
+                    return new double[] {Double.parseDouble(received.group(1)) / 8 / BLOCK_BYTES, 1};
+                }
+            } finally {
+                server.destroy();
+                server.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (IOException e) {
+            // iperf3 is not installed: measure with a plain socket below
+        }
+        return new double[] {javaLoopback(), 0};
+    }
+
+    private static double javaLoopback() throws IOException, InterruptedException {
+        try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Thread sink = Thread.ofPlatform().start(() -> {
+                try (Socket socket = listener.accept(); InputStream in = socket.getInputStream()) {
+                    byte[] buffer = new byte[BLOCK_BYTES];
+                    while (in.read(buffer) >= 0) {
+                        // discard
+                    }
+                } catch (IOException e) {
+                    // the sender closed
+                }
+            });
+            long total = 0;
+            long start = System.nanoTime();
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort()); OutputStream out = socket.getOutputStream()) {
+                byte[] buffer = new byte[BLOCK_BYTES];
+                while (System.nanoTime() - start < 3_000_000_000L) {
+                    out.write(buffer);
+                    total += buffer.length;
+                }
+            }
+            long nanos = System.nanoTime() - start;
+            sink.join(5000);
+            return mibPerSecond(total, nanos);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (var paths = Files.walk(root)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+}

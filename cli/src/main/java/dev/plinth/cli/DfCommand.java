@@ -1,0 +1,58 @@
+package dev.plinth.cli;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Sizes;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "df", mixinStandardHelpOptions = true, description = "Capacity and use per target and in total, as `lfs df`.")
+final class DfCommand implements Callable<Integer> {
+    @Mixin
+    ClientMixin client;
+
+    @Option(names = {"-p", "--pool"}, paramLabel = "POOL", description = "Only the targets of this pool.")
+    String pool;
+
+    @Option(names = {"-H", "--human"}, description = "Sizes in KiB/MiB/GiB.")
+    boolean human;
+
+    @Override
+    public Integer call() {
+        try (PlinthClient plinth = client.connect()) {
+            ClusterMap map = plinth.refreshClusterMap();
+            PoolInfo only = pool == null ? null : map.pool(pool);
+            if (pool != null && only == null) {
+                throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.NOT_FOUND, "no pool '" + pool + "'");
+            }
+            System.out.printf("%-12s %5s %14s %14s %14s %5s %-8s%n", "TARGET", "NODE", "SIZE", "USED", "AVAILABLE", "USE%", "STATE");
+            long capacity = 0;
+            long used = 0;
+            for (TargetInfo target : map.targets()) {
+                if (only != null && !only.targetIds().contains(target.targetId())) {
+                    continue;
+                }
+                capacity += target.capacityBytes();
+                used += target.usedBytes();
+                System.out.printf("%-12s %5d %14s %14s %14s %4d%% %-8s%n", "target" + target.targetId(), target.nodeId(),
+                        size(target.capacityBytes()), size(target.usedBytes()), size(target.freeBytes()),
+                        percent(target.usedBytes(), target.capacityBytes()), target.state().name().toLowerCase(java.util.Locale.ROOT));
+            }
+            System.out.printf("%-12s %5s %14s %14s %14s %4d%%%n", pool == null ? "filesystem" : "pool " + pool, "",
+                    size(capacity), size(used), size(Math.max(0, capacity - used)), percent(used, capacity));
+        }
+        return 0;
+    }
+
+    private String size(long bytes) {
+        return human ? Sizes.format(bytes) : Long.toString(bytes);
+    }
+
+    private static long percent(long used, long capacity) {
+        return capacity <= 0 ? 0 : Math.round(100.0 * used / capacity);
+    }
+}

@@ -1,0 +1,307 @@
+package dev.plinth.cli;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Sizes;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** File verbs over the native client. Paths in the cluster are absolute. */
+@Command(name = "fs", mixinStandardHelpOptions = true, description = "Files and directories in the cluster.",
+        subcommands = {FsCommand.Ls.class, FsCommand.Mkdir.class, FsCommand.Put.class, FsCommand.Get.class, FsCommand.Cat.class,
+                FsCommand.Stat.class, FsCommand.Rm.class, FsCommand.Mv.class})
+final class FsCommand {
+    private static final int IO_BYTES = 1 << 20;
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneId.systemDefault());
+
+    private FsCommand() {}
+
+    static String modeString(Attributes attributes) {
+        char type = switch (attributes.type()) {
+            case DIRECTORY -> 'd';
+            case SYMLINK -> 'l';
+            case FILE -> '-';
+        };
+        StringBuilder text = new StringBuilder().append(type);
+        String letters = "rwxrwxrwx";
+        for (int i = 0; i < 9; i++) {
+            text.append((attributes.mode() & (1 << (8 - i))) != 0 ? letters.charAt(i) : '-');
+        }
+        return text.toString();
+    }
+
+    static String join(String directory, String name) {
+        return directory.endsWith("/") ? directory + name : directory + "/" + name;
+    }
+
+    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List a directory (or show one file).")
+    static final class Ls implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "-l", description = "Long format: mode, links, owner, size, time.")
+        boolean longFormat;
+
+        @Parameters(paramLabel = "PATH", defaultValue = "/")
+        String path;
+
+        @Override
+        public Integer call() {
+            try (PlinthClient plinth = client.connect()) {
+                Attributes target = plinth.stat(path);
+                if (!target.isDirectory()) {
+                    print(plinth, path, path.substring(path.lastIndexOf('/') + 1), target);
+                    return 0;
+                }
+                for (DirEntry entry : plinth.list(path)) {
+                    print(plinth, join(path, entry.name()), entry.name(), longFormat ? plinth.lstat(join(path, entry.name())) : null);
+                }
+            }
+            return 0;
+        }
+
+        private void print(PlinthClient plinth, String fullPath, String name, Attributes attributes) {
+            if (!longFormat || attributes == null) {
+                System.out.println(name);
+                return;
+            }
+            String suffix = attributes.type() == FileType.SYMLINK ? " -> " + plinth.readLink(fullPath) : "";
+            System.out.printf("%s %3d %5d %5d %12d %s %s%s%n", modeString(attributes), attributes.linkCount(), attributes.uid(),
+                    attributes.gid(), attributes.sizeBytes(), TIME.format(Instant.ofEpochSecond(0, attributes.mtimeNanos())), name, suffix);
+        }
+    }
+
+    @Command(name = "mkdir", mixinStandardHelpOptions = true, description = "Create a directory.")
+    static final class Mkdir implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "-p", description = "Create missing parents; an existing directory is not an error.")
+        boolean parents;
+
+        @Option(names = "-m", paramLabel = "MODE", description = "Permission bits in octal (default 755).", defaultValue = "755")
+        String mode;
+
+        @Parameters(paramLabel = "PATH")
+        String path;
+
+        @Override
+        public Integer call() {
+            try (PlinthClient plinth = client.connect()) {
+                int bits = Integer.parseInt(mode, 8);
+                if (parents) {
+                    plinth.mkdirs(path, bits);
+                } else {
+                    plinth.mkdir(path, bits);
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "put", mixinStandardHelpOptions = true, description = "Copy a local file (or - for stdin) into the cluster.")
+    static final class Put implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Parameters(index = "0", paramLabel = "LOCAL")
+        String local;
+
+        @Parameters(index = "1", paramLabel = "PATH", description = "Destination; an existing directory receives the file under its own name.")
+        String path;
+
+        @Override
+        public Integer call() throws IOException {
+            try (PlinthClient plinth = client.connect()) {
+                String destination = path;
+                if (plinth.exists(path) && plinth.stat(path).isDirectory()) {
+                    destination = join(path, Path.of(local).getFileName().toString());
+                }
+                // open the source first: a missing local file must not leave an empty file behind
+                try (InputStream in = local.equals("-") ? System.in : Files.newInputStream(Path.of(local));
+                     PlinthFile file = plinth.create(destination, 0644, false, null)) {
+                    byte[] buffer = new byte[IO_BYTES];
+                    long offset = 0;
+                    int read;
+                    while ((read = in.readNBytes(buffer, 0, buffer.length)) > 0) {
+                        file.write(offset, ByteBuffer.wrap(buffer, 0, read));
+                        offset += read;
+                    }
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "Copy a file from the cluster to a local file.")
+    static final class Get implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Parameters(index = "0", paramLabel = "PATH")
+        String path;
+
+        @Parameters(index = "1", paramLabel = "LOCAL")
+        Path local;
+
+        @Override
+        public Integer call() throws IOException {
+            try (PlinthClient plinth = client.connect(); PlinthFile file = plinth.open(path, false)) {
+                Path target = Files.isDirectory(local) ? local.resolve(Path.of(path).getFileName().toString()) : local;
+                try (FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.TRUNCATE_EXISTING)) {
+                    copy(file, buffer -> {
+                        while (buffer.hasRemaining()) {
+                            out.write(buffer);
+                        }
+                    });
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "cat", mixinStandardHelpOptions = true, description = "Write a file's bytes to stdout.")
+    static final class Cat implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Parameters(paramLabel = "PATH")
+        String path;
+
+        @Override
+        public Integer call() throws IOException {
+            try (PlinthClient plinth = client.connect(); PlinthFile file = plinth.open(path, false)) {
+                OutputStream out = System.out;
+                copy(file, buffer -> out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining()));
+                out.flush();
+            }
+            return 0;
+        }
+    }
+
+    interface Sink {
+        void accept(ByteBuffer buffer) throws IOException;
+    }
+
+    static void copy(PlinthFile file, Sink sink) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(IO_BYTES);
+        long offset = 0;
+        while (true) {
+            buffer.clear();
+            int read = file.read(offset, buffer);
+            if (read <= 0) {
+                return;
+            }
+            buffer.flip();
+            sink.accept(buffer);
+            offset += read;
+        }
+    }
+
+    @Command(name = "stat", mixinStandardHelpOptions = true, description = "Show a path's attributes.")
+    static final class Stat implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Parameters(paramLabel = "PATH")
+        String path;
+
+        @Override
+        public Integer call() {
+            try (PlinthClient plinth = client.connect()) {
+                Attributes attributes = plinth.lstat(path);
+                System.out.printf("  path: %s%n", path);
+                System.out.printf(" inode: %016x%n", attributes.inodeId());
+                System.out.printf("  type: %s%n", attributes.type().name().toLowerCase(java.util.Locale.ROOT));
+                System.out.printf("  size: %d (%s)%n", attributes.sizeBytes(), Sizes.format(attributes.sizeBytes()));
+                System.out.printf("  mode: %04o %s%n", attributes.mode() & 07777, modeString(attributes));
+                System.out.printf(" links: %d%n", attributes.linkCount());
+                System.out.printf("   uid: %d   gid: %d%n", attributes.uid(), attributes.gid());
+                System.out.printf(" atime: %s%n", Instant.ofEpochSecond(0, attributes.atimeNanos()));
+                System.out.printf(" mtime: %s%n", Instant.ofEpochSecond(0, attributes.mtimeNanos()));
+                System.out.printf(" ctime: %s%n", Instant.ofEpochSecond(0, attributes.ctimeNanos()));
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove a file, symlink or empty directory.")
+    static final class Rm implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "-r", description = "Remove a directory and everything below it.")
+        boolean recursive;
+
+        @Parameters(paramLabel = "PATH")
+        String path;
+
+        @Override
+        public Integer call() {
+            try (PlinthClient plinth = client.connect()) {
+                if (recursive) {
+                    removeTree(plinth, path, 0);
+                } else {
+                    plinth.delete(path);
+                }
+            }
+            return 0;
+        }
+
+        private static void removeTree(PlinthClient plinth, String path, int depth) {
+            if (depth > 4096) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "directory tree too deep");
+            }
+            if (plinth.lstat(path).isDirectory()) {
+                for (DirEntry entry : plinth.list(path)) {
+                    removeTree(plinth, join(path, entry.name()), depth + 1);
+                }
+            }
+            plinth.delete(path);
+        }
+    }
+
+    @Command(name = "mv", mixinStandardHelpOptions = true, description = "Rename or move; replaces a destination file or empty directory atomically.")
+    static final class Mv implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Parameters(index = "0", paramLabel = "SOURCE")
+        String source;
+
+        @Parameters(index = "1", paramLabel = "TARGET")
+        String target;
+
+        @Override
+        public Integer call() {
+            try (PlinthClient plinth = client.connect()) {
+                String destination = target;
+                if (plinth.exists(target) && plinth.stat(target).isDirectory() && !plinth.lstat(source).isDirectory()) {
+                    destination = join(target, source.substring(source.lastIndexOf('/') + 1));
+                }
+                plinth.rename(source, destination);
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package dev.plinth.cli;
+
+import dev.plinth.common.Config;
+import dev.plinth.server.EmbeddedServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "server", mixinStandardHelpOptions = true,
+        description = {"Run a whole cluster in one process (the embedded default).",
+                "Management, metadata (MDT 0) and storage targets, all under DIR.",
+                "Prints where it listens and writes the same to DIR/endpoints.json. Ctrl-C or SIGTERM stops it cleanly;",
+                "starting it again on the same DIR serves the same files."})
+final class ServerCommand implements java.util.concurrent.Callable<Integer> {
+    @Option(names = "--data", required = true, paramLabel = "DIR", description = "Data directory (created if missing).")
+    Path data;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "RPC listener (setting rpc.listen, default 127.0.0.1:7100).")
+    String listen;
+
+    @Option(names = "--http", paramLabel = "HOST:PORT", description = "HTTP listener for health (setting http.listen, default 127.0.0.1:7180).")
+    String http;
+
+    @Option(names = "--targets", paramLabel = "N", description = "Storage targets to create on first start (setting server.targets, default 4).")
+    Integer targets;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Override a setting (see `plinth settings`); repeatable.")
+    List<String> settings = new ArrayList<>();
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Settings file (Java properties).")
+    Path configFile;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Config config = ClientMixin.Settings.apply(configFile, settings);
+        if (listen != null) {
+            config = config.with("rpc.listen", listen);
+        }
+        if (http != null) {
+            config = config.with("http.listen", http);
+        }
+        if (targets != null) {
+            config = config.with("server.targets", targets.toString());
+        }
+        EmbeddedServer server = EmbeddedServer.start(data, config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "plinth-shutdown"));
+        System.out.println("plinth server ready");
+        System.out.println("  rpc:     " + server.rpcAddress() + "   (plinth --server " + server.rpcAddress() + " ...)");
+        System.out.println("  http:    http://" + server.httpAddress() + "/healthz");
+        System.out.println("  secret:  " + server.secretFile());
+        System.out.println("  targets: " + server.storage().targets().size() + " under " + data.toAbsolutePath().resolve("targets"));
+        System.out.println("  try:     bin/plinth fs put README.md /readme && bin/plinth fs ls /");
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}
