@@ -296,14 +296,19 @@ public final class PlinthClient implements AutoCloseable {
         return mkdir(parentOf(path).inodeId(), Names.lastName(path), mode);
     }
 
-    /** Creates a directory and any missing parents; an existing directory is fine. */
+    /**
+     * Creates a directory and any missing parents; an existing directory is fine. As with
+     * {@code mkdir -p -m MODE}, only the last directory gets {@code mode}; parents get 0755.
+     */
     public Attributes mkdirs(String path, int mode) {
         Attributes current = stat("/");
         StringBuilder walked = new StringBuilder();
-        for (String name : Names.components(path)) {
+        List<String> names = Names.components(path);
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
             walked.append('/').append(name);
             try {
-                current = mkdir(current.inodeId(), name, mode);
+                current = mkdir(current.inodeId(), name, i == names.size() - 1 ? mode : 0755);
             } catch (PlinthException e) {
                 if (e.code() != ErrorCode.ALREADY_EXISTS) {
                     throw e;

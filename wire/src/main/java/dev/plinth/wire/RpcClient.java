@@ -141,7 +141,12 @@ public final class RpcClient implements AutoCloseable {
         try {
             return future.get();
         } catch (ExecutionException e) {
-            throw unwrap(e.getCause());
+            RuntimeException failure = unwrap(e.getCause());
+            if (failure instanceof PlinthException plinth) {
+                // rethrown here so the stack shows the caller, not the network thread
+                throw new PlinthException(plinth.code(), plinth.detail(), plinth);
+            }
+            throw failure;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new PlinthException(ErrorCode.UNAVAILABLE, "interrupted");

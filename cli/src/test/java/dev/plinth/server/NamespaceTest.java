@@ -1,0 +1,297 @@
+package dev.plinth.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** POSIX namespace semantics through the native client against the in-process cluster. */
+class NamespaceTest {
+    @TempDir
+    static Path directory;
+    static MiniCluster cluster;
+    static PlinthClient root;
+
+    @BeforeAll
+    static void start() {
+        cluster = MiniCluster.start(directory);
+        root = cluster.client();
+    }
+
+    @AfterAll
+    static void stop() {
+        root.close();
+        cluster.close();
+    }
+
+    private static void fails(ErrorCode code, ThrowingCallable call) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(code));
+    }
+
+    private static void writeFile(PlinthClient client, String path, String text) {
+        try (PlinthFile file = client.create(path, 0644, false, null)) {
+            file.write(0, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    private static String readFile(PlinthClient client, String path) {
+        try (PlinthFile file = client.open(path, false)) {
+            ByteBuffer buffer = ByteBuffer.allocate((int) file.size());
+            file.read(0, buffer);
+            return new String(buffer.array(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void invalidNamesAreRejected() {
+        long rootId = InodeId.ROOT;
+        for (String bad : new String[] {"", ".", "..", "a/b", "a\0b"}) {
+            fails(ErrorCode.INVALID_ARGUMENT, () -> root.mkdir(rootId, bad, 0755));
+            fails(ErrorCode.INVALID_ARGUMENT, () -> root.create(rootId, bad, 0644, true, null));
+        }
+        fails(ErrorCode.NAME_TOO_LONG, () -> root.mkdir(rootId, "n".repeat(256), 0755));
+        root.mkdir(rootId, "n".repeat(255), 0755);
+        root.rmdir(rootId, "n".repeat(255));
+    }
+
+    @Test
+    void existenceAndTypeErrors() {
+        root.mkdirs("/errors/dir", 0755);
+        writeFile(root, "/errors/file", "x");
+        fails(ErrorCode.ALREADY_EXISTS, () -> root.mkdir("/errors/dir", 0755));
+        fails(ErrorCode.ALREADY_EXISTS, () -> root.create("/errors/file", 0644, true, null));
+        fails(ErrorCode.NOT_FOUND, () -> root.stat("/errors/missing"));
+        fails(ErrorCode.NOT_A_DIRECTORY, () -> root.stat("/errors/file/below"));
+        fails(ErrorCode.NOT_A_DIRECTORY, () -> root.mkdir("/errors/file/below", 0755));
+        fails(ErrorCode.IS_A_DIRECTORY, () -> root.create("/errors/dir", 0644, false, null));
+        fails(ErrorCode.IS_A_DIRECTORY, () -> root.unlink(root.stat("/errors").inodeId(), "dir"));
+        fails(ErrorCode.NOT_A_DIRECTORY, () -> root.rmdir(root.stat("/errors").inodeId(), "file"));
+        writeFile(root, "/errors/dir/inside", "y");
+        fails(ErrorCode.DIRECTORY_NOT_EMPTY, () -> root.delete("/errors/dir"));
+        fails(ErrorCode.IS_A_DIRECTORY, () -> root.open("/errors/dir", false));
+    }
+
+    @Test
+    void renameSemantics() {
+        root.mkdirs("/rename/a/sub", 0755);
+        root.mkdirs("/rename/empty", 0755);
+        root.mkdirs("/rename/full/x", 0755);
+        writeFile(root, "/rename/f1", "one");
+        writeFile(root, "/rename/f2", "two");
+        root.rename("/rename/f1", "/rename/f2");                // file over file
+        assertThat(readFile(root, "/rename/f2")).isEqualTo("one");
+        assertThat(root.exists("/rename/f1")).isFalse();
+        fails(ErrorCode.IS_A_DIRECTORY, () -> root.rename("/rename/f2", "/rename/empty"));
+        fails(ErrorCode.NOT_A_DIRECTORY, () -> root.rename("/rename/a", "/rename/f2"));
+        fails(ErrorCode.DIRECTORY_NOT_EMPTY, () -> root.rename("/rename/a", "/rename/full"));
+        fails(ErrorCode.INVALID_ARGUMENT, () -> root.rename("/rename/a", "/rename/a/sub/into"));
+        fails(ErrorCode.INVALID_ARGUMENT, () -> root.rename("/rename/a", "/rename/a/inside"));
+        long linksBefore = root.stat("/rename").linkCount();
+        root.rename("/rename/a", "/rename/empty");              // directory over empty directory
+        assertThat(root.stat("/rename/empty/sub").isDirectory()).isTrue();
+        assertThat(root.stat("/rename").linkCount()).isEqualTo(linksBefore - 1);
+        root.rename("/rename/empty/sub", "/rename/moved");      // across directories: ".." follows
+        Attributes moved = root.stat("/rename/moved");
+        assertThat(root.lookup(moved.inodeId(), "..").inodeId()).isEqualTo(root.stat("/rename").inodeId());
+        long rename = root.stat("/rename").inodeId();
+        fails(ErrorCode.ALREADY_EXISTS, () -> root.rename(rename, "f2", rename, "moved", true));
+        root.rename("/rename/f2", "/rename/f2");                // onto itself: nothing happens
+        assertThat(readFile(root, "/rename/f2")).isEqualTo("one");
+    }
+
+    @Test
+    void hardLinksAndSymlinks() {
+        root.mkdirs("/links", 0755);
+        writeFile(root, "/links/original", "data");
+        root.link("/links/original", "/links/second");
+        assertThat(root.stat("/links/original").linkCount()).isEqualTo(2);
+        root.delete("/links/original");
+        assertThat(root.stat("/links/second").linkCount()).isEqualTo(1);
+        assertThat(readFile(root, "/links/second")).isEqualTo("data");
+        fails(ErrorCode.OPERATION_NOT_PERMITTED, () -> root.link("/links", "/links/dirlink"));
+
+        root.symlink("/links/relative", "second");
+        root.symlink("/links/absolute", "/links/second");
+        assertThat(root.readLink("/links/relative")).isEqualTo("second");
+        assertThat(root.lstat("/links/relative").type()).isEqualTo(FileType.SYMLINK);
+        assertThat(root.lstat("/links/relative").sizeBytes()).isEqualTo(6);
+        assertThat(readFile(root, "/links/relative")).isEqualTo("data");
+        assertThat(readFile(root, "/links/absolute")).isEqualTo("data");
+        root.symlink("/links/loop1", "loop2");
+        root.symlink("/links/loop2", "loop1");
+        fails(ErrorCode.SYMLINK_LOOP, () -> root.stat("/links/loop1"));
+        root.mkdirs("/links/real/deeper", 0755);
+        root.symlink("/links/dirlink", "real");
+        assertThat(root.stat("/links/dirlink/deeper").inodeId()).isEqualTo(root.stat("/links/real/deeper").inodeId());
+    }
+
+    @Test
+    void extendedAttributes() {
+        writeFile(root, "/xattrs", "");
+        long inode = root.stat("/xattrs").inodeId();
+        root.setXattr(inode, "user.label", "cat".getBytes(StandardCharsets.UTF_8), 0);
+        root.setXattr(inode, "user.other", new byte[0], MetaMessages.XATTR_CREATE);
+        fails(ErrorCode.ALREADY_EXISTS, () -> root.setXattr(inode, "user.label", new byte[1], MetaMessages.XATTR_CREATE));
+        fails(ErrorCode.NO_ATTRIBUTE, () -> root.setXattr(inode, "user.none", new byte[1], MetaMessages.XATTR_REPLACE));
+        assertThat(new String(root.getXattr(inode, "user.label"), StandardCharsets.UTF_8)).isEqualTo("cat");
+        assertThat(root.listXattr(inode)).containsExactlyInAnyOrder("user.label", "user.other");
+        root.removeXattr(inode, "user.label");
+        fails(ErrorCode.NO_ATTRIBUTE, () -> root.getXattr(inode, "user.label"));
+        fails(ErrorCode.NOT_SUPPORTED, () -> root.setXattr(inode, "system.posix_acl_access", new byte[1], 0));
+        fails(ErrorCode.RESULT_TOO_LARGE, () -> root.setXattr(inode, "user.big", new byte[65 * 1024], 0));
+    }
+
+    @Test
+    void permissionsForOrdinaryUsers() {
+        root.mkdirs("/perm/private", 0700);
+        root.mkdirs("/perm/shared", 0777);
+        writeFile(root, "/perm/readonly", "secret");
+        root.setAttr(root.stat("/perm/readonly").inodeId(), MetaMessages.SET_MODE, 0600, 0, 0, 0, 0, 0);
+        try (PlinthClient alice = cluster.client(new Credentials(1000, 1000, List.of()))) {
+            fails(ErrorCode.PERMISSION_DENIED, () -> alice.mkdir("/perm/private/mine", 0755));
+            fails(ErrorCode.PERMISSION_DENIED, () -> alice.stat("/perm/private/anything"));
+            fails(ErrorCode.PERMISSION_DENIED, () -> alice.open("/perm/readonly", false));
+            fails(ErrorCode.PERMISSION_DENIED, () -> alice.create("/perm/new", 0644, true, null));
+            Attributes mine = alice.mkdir("/perm/shared/alice", 0755);
+            assertThat(mine.uid()).isEqualTo(1000);
+            assertThat(mine.gid()).isEqualTo(1000);
+            long readonly = alice.stat("/perm/readonly").inodeId();
+            fails(ErrorCode.OPERATION_NOT_PERMITTED, () -> alice.setAttr(readonly, MetaMessages.SET_MODE, 0777, 0, 0, 0, 0, 0));
+            fails(ErrorCode.OPERATION_NOT_PERMITTED, () -> alice.setAttr(mine.inodeId(), MetaMessages.SET_UID, 0, 0, 0, 0, 0, 0));
+            alice.setAttr(mine.inodeId(), MetaMessages.SET_MODE, 0700, 0, 0, 0, 0, 0);
+            writeFile(alice, "/perm/shared/alice/notes", "hello");
+            assertThat(readFile(alice, "/perm/shared/alice/notes")).isEqualTo("hello");
+        }
+        try (PlinthClient bob = cluster.client(new Credentials(1001, 1001, List.of()))) {
+            fails(ErrorCode.PERMISSION_DENIED, () -> bob.stat("/perm/shared/alice/notes"));
+        }
+        root.setAttr(root.stat("/perm/shared").inodeId(), MetaMessages.SET_MODE, 01777, 0, 0, 0, 0, 0);
+        try (PlinthClient bob = cluster.client(new Credentials(1001, 1001, List.of()))) {
+            fails(ErrorCode.OPERATION_NOT_PERMITTED, () -> bob.rename("/perm/shared/alice", "/perm/shared/bobs"));
+        }
+    }
+
+    @Test
+    void readDirPagesAreStableUnderConcurrentChanges() {
+        root.mkdirs("/many", 0755);
+        long dir = root.stat("/many").inodeId();
+        for (int i = 0; i < 2500; i++) {
+            root.create(dir, String.format("f%05d", i), 0644, true, null);
+        }
+        Set<String> seen = new HashSet<>();
+        String after = "";
+        int pages = 0;
+        while (true) {
+            MetaMessages.ReadDirReply page = root.readDir(dir, after, 300);
+            for (DirEntry entry : page.entries()) {
+                assertThat(seen.add(entry.name())).as("repeated %s", entry.name()).isTrue();
+            }
+            if (pages++ == 2) {
+                // change the directory mid-listing: delete an entry already seen and one not yet seen, add a new one
+                root.unlink(dir, "f00000");
+                root.unlink(dir, "f02000");
+                root.create(dir, "zzz-new", 0644, true, null);
+            }
+            if (!page.more()) {
+                break;
+            }
+            after = page.entries().getLast().name();
+        }
+        for (int i = 1; i < 2500; i++) {
+            if (i != 2000) {
+                assertThat(seen).contains(String.format("f%05d", i));
+            }
+        }
+        assertThat(seen).doesNotContain("f02000");
+        assertThat(root.stat("/many").linkCount()).isEqualTo(2);
+    }
+
+    @Test
+    void unlinkedOpenFileStaysReadableUntilClosed() {
+        writeFile(root, "/open-then-unlink", "still here");
+        try (PlinthFile open = root.open("/open-then-unlink", false)) {
+            root.delete("/open-then-unlink");
+            assertThat(root.exists("/open-then-unlink")).isFalse();
+            ByteBuffer buffer = ByteBuffer.allocate(10);
+            open.read(0, buffer);
+            assertThat(new String(buffer.array(), StandardCharsets.UTF_8)).isEqualTo("still here");
+            long inode = open.inodeId();
+            assertThat(root.getAttr(inode).linkCount()).isZero();
+        }
+    }
+
+    @Test
+    void retriedChangeIsAppliedOnce() {
+        root.mkdirs("/dedup", 0755);
+        long parent = root.stat("/dedup").inodeId();
+        MetaMessages.OpHeader header = new MetaMessages.OpHeader(sessionId(), 987_654, Credentials.ROOT, 0);
+        var mkdir = new MetaMessages.Mkdir(header, parent, "once", 0755);
+        var server = cluster.server();
+        try (var connections = new dev.plinth.wire.RpcConnections(dev.plinth.wire.ClusterSecret.read(server.secretFile()), "dedup",
+                MiniCluster.testConfig())) {
+            var client = connections.get(server.rpcAddress());
+            MetaMessages.AttributesReply first = client.request(mkdir);
+            MetaMessages.AttributesReply second = client.request(mkdir);   // the same request id again
+            assertThat(second.attributes().inodeId()).isEqualTo(first.attributes().inodeId());
+            assertThat(root.list("/dedup")).hasSize(1);
+            // a new request id is a new change
+            fails(ErrorCode.ALREADY_EXISTS, () -> client.request(new MetaMessages.Mkdir(
+                    new MetaMessages.OpHeader(header.clientId(), 987_655, Credentials.ROOT, 0), parent, "once", 0755)));
+        }
+    }
+
+    private static long sessionId() {
+        try (var connections = new dev.plinth.wire.RpcConnections(dev.plinth.wire.ClusterSecret.read(cluster.server().secretFile()),
+                "session", MiniCluster.testConfig())) {
+            MetaMessages.SessionReply reply = connections.get(cluster.server().rpcAddress()).request(
+                    new MetaMessages.OpenSession(new MetaMessages.OpHeader(0, 0, Credentials.ROOT, 0), "dedup-test"));
+            return reply.clientId();
+        }
+    }
+
+    @Test
+    void statFsReportsCapacityAndInodes() {
+        MetaMessages.StatFsReply statFs = root.statFs();
+        assertThat(statFs.capacityBytes()).isPositive();
+        assertThat(statFs.freeBytes()).isPositive().isLessThanOrEqualTo(statFs.capacityBytes());
+        assertThat(statFs.inodes()).isPositive();
+    }
+
+    @Test
+    void truncateAndTimes() {
+        writeFile(root, "/trunc", "0123456789");
+        long inode = root.stat("/trunc").inodeId();
+        try (PlinthFile file = root.open("/trunc", true)) {
+            file.truncate(4);
+        }
+        assertThat(readFile(root, "/trunc")).isEqualTo("0123");
+        try (PlinthFile file = root.open("/trunc", true)) {
+            file.truncate(8);
+        }
+        assertThat(readFile(root, "/trunc")).isEqualTo("0123\0\0\0\0");
+        root.setAttr(inode, MetaMessages.SET_ATIME | MetaMessages.SET_MTIME, 0, 0, 0, 0, 1_000_000_000L, 2_000_000_000L);
+        assertThat(root.getAttr(inode).atimeNanos()).isEqualTo(1_000_000_000L);
+        assertThat(root.getAttr(inode).mtimeNanos()).isEqualTo(2_000_000_000L);
+        fails(ErrorCode.IS_A_DIRECTORY, () -> root.setAttr(InodeId.ROOT, MetaMessages.SET_SIZE, 0, 0, 0, 0, 0, 0));
+    }
+}
