@@ -3,7 +3,6 @@ package dev.plinth.cli;
 import dev.plinth.client.ClientOptions;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
-import dev.plinth.server.KnownServers;
 import dev.plinth.wire.HostPort;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,7 +39,7 @@ final class ClientMixin {
 
     PlinthClient connect() {
         HostPort address = serverAddress();
-        return PlinthClient.connect(new ClientOptions(address, KnownServers.secretFor(address, secretFile),
+        return PlinthClient.connect(new ClientOptions(address, ClientOptions.findSecret(address, secretFile),
                 ClientOptions.processCredentials(), config(), "cli"));
     }
 

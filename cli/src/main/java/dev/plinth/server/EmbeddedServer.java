@@ -63,6 +63,7 @@ public final class EmbeddedServer implements AutoCloseable {
     private Path secretFile;
     private MgmtService mgmt;
     private StorageService storage;
+    private MetaService meta;
 
     private EmbeddedServer(Path dataDirectory) {
         this.dataDirectory = dataDirectory;
@@ -110,7 +111,7 @@ public final class EmbeddedServer implements AutoCloseable {
         resources.add(raft);
         RpcConnections connections = new RpcConnections(secret, "server-internal", config);
         resources.add(connections);
-        MetaService meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
+        meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
         resources.add(meta);
         meta.register(dispatcher);
 
@@ -249,6 +250,10 @@ public final class EmbeddedServer implements AutoCloseable {
 
     public StorageService storage() {
         return storage;
+    }
+
+    public MetaService meta() {
+        return meta;
     }
 
     /** Stops the roles in reverse order of start. */

@@ -21,6 +21,31 @@ public record ClientOptions(HostPort server, ClusterSecret secret, Credentials c
         return new ClientOptions(server, secret, other, config, clientName);
     }
 
+    /**
+     * The cluster secret for {@code server}: {@code explicitFile} if given, else $PLINTH_SECRET_FILE,
+     * else the copy a local embedded server keeps in ~/.plinth/secrets/HOST_PORT (mode 0600).
+     */
+    public static ClusterSecret findSecret(HostPort server, String explicitFile) {
+        if (explicitFile != null && !explicitFile.isEmpty()) {
+            return ClusterSecret.read(java.nio.file.Path.of(explicitFile));
+        }
+        String fromEnvironment = System.getenv("PLINTH_SECRET_FILE");
+        if (fromEnvironment != null && !fromEnvironment.isEmpty()) {
+            return ClusterSecret.read(java.nio.file.Path.of(fromEnvironment));
+        }
+        java.nio.file.Path known = knownSecretFile(server);
+        if (java.nio.file.Files.exists(known)) {
+            return ClusterSecret.read(known);
+        }
+        throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.AUTHENTICATION_FAILED, "no cluster secret for "
+                + server + ": pass --secret-file DIR/cluster.secret or set PLINTH_SECRET_FILE");
+    }
+
+    /** Where a local embedded server leaves a copy of its secret for its own user's clients. */
+    public static java.nio.file.Path knownSecretFile(HostPort server) {
+        return java.nio.file.Path.of(System.getProperty("user.home"), ".plinth", "secrets", server.host() + "_" + server.port());
+    }
+
     /** The uid, gid and groups of this process, as the kernel knows them. */
     public static Credentials processCredentials() {
         com.sun.security.auth.module.UnixSystem unix = new com.sun.security.auth.module.UnixSystem();

@@ -69,6 +69,7 @@ public final class MetaRaft implements AutoCloseable {
             NettyConfigKeys.Server.setPort(properties, selfAddress.port());
             RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
             // Acknowledge once the entry is written to the OS; Ratis fsyncs the log in groups right after.
+            // Ratis then fsyncs the log on its own executor, without holding up acknowledgements
             RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !config.get(Settings.META_LOG_SYNC));
             RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("64MB"));
             RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);

@@ -64,8 +64,6 @@ public final class RpcClient implements AutoCloseable {
                 .channel(Transport.clientChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000)
-                .option(ChannelOption.SO_RCVBUF, 4 << 20)
-                .option(ChannelOption.SO_SNDBUF, 4 << 20)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {

@@ -65,8 +65,6 @@ public final class RpcServer implements AutoCloseable {
                 .channel(Transport.serverChannel())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_RCVBUF, 4 << 20)
-                .childOption(ChannelOption.SO_SNDBUF, 4 << 20)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
