@@ -56,6 +56,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--local-dir", paramLabel = "DIR", description = "Local directory to compare with; use the disk the targets are on (default: the system temp dir).")
     Path localDirectory;
 
+    @Option(names = "--warm", description = "Do not drop the page cache before reads (measures the software path, not the disk).")
+    boolean warm;
+
     @Option(names = "--path", paramLabel = "PATH", defaultValue = "/.plinth-bench", description = "Scratch directory in the cluster (default ${DEFAULT-VALUE}).")
     String path;
 
@@ -78,15 +81,17 @@ final class BenchCommand implements Callable<Integer> {
             Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), root.replicas(), List.of());
             progress("plinth bench: %s sequential in 1 MiB requests, %d small files, stripe count %d over %d targets",
                     Sizes.format(bytes), files, Math.min(count, targets), targets);
-            boolean cachesDropped = dropCaches();
-            if (!cachesDropped) {
+            boolean cachesDropped = !warm && dropCaches();
+            if (!cachesDropped && !warm) {
                 progress("note: cannot drop the page cache (not root?): read figures are warm-cache figures");
             }
 
             Path localFile = local.resolve("seq.dat");
             double localWrite = localSequentialWrite(localFile, bytes, block);
             progress("local  sequential write+fsync  %9.1f MiB/s", localWrite);
-            dropCaches();
+            if (cachesDropped) {
+                dropCaches();
+            }
             double localRead = localSequentialRead(localFile, bytes);
             progress("local  sequential read         %9.1f MiB/s", localRead);
             Files.delete(localFile);
@@ -99,7 +104,9 @@ final class BenchCommand implements Callable<Integer> {
             }
             double plinthWrite = plinthSequentialWrite(plinth, remoteFile, layout, bytes, block);
             progress("plinth sequential write+fsync  %9.1f MiB/s", plinthWrite);
-            dropCaches();
+            if (cachesDropped) {
+                dropCaches();
+            }
             double plinthRead = plinthSequentialRead(plinth, remoteFile, bytes);
             progress("plinth sequential read         %9.1f MiB/s", plinthRead);
             plinth.delete(remoteFile);

@@ -52,6 +52,7 @@ public final class PlinthFile implements AutoCloseable {
     private static final int READ_UNIT_BYTES = 1 << 20;
     private static final int BUDGET_UNIT_BYTES = 4096;
     private static final int CHECKSUM_RETRIES = 3;
+    private static final byte[] ZEROS = new byte[64 * 1024];
     /** 1 PiB: the largest file; the metadata service enforces the same limit. */
     public static final long FILE_SIZE_MAX = 1L << 50;
 
@@ -63,7 +64,7 @@ public final class PlinthFile implements AutoCloseable {
     private final Semaphore writeBudget;
     private final Object inflightLock = new Object();
     private final List<InflightWrite> inflight = new ArrayList<>();
-    private final LinkedHashMap<Long, CompletableFuture<byte[]>> readUnits = new LinkedHashMap<>();
+    private final LinkedHashMap<Long, CompletableFuture<Extent>> readUnits = new LinkedHashMap<>();
     private volatile PlinthException writeFailure;
     private long sizeBytes;
     private long writtenEndBytes;
@@ -270,7 +271,7 @@ public final class PlinthFile implements AutoCloseable {
         flush();
         truncateObjects(client, inodeId, layout, newSize);
         client.setAttr(inodeId, MetaMessages.SET_SIZE, 0, 0, 0, newSize, 0, 0);
-        readUnits.clear();
+        dropAllReadUnits();
         sizeBytes = newSize;
         writtenEndBytes = Math.min(writtenEndBytes, newSize);
     }
@@ -316,9 +317,13 @@ public final class PlinthFile implements AutoCloseable {
         if (sequential) {
             readThroughUnits(offset, length, target);
         } else {
-            readUnits.clear();
-            byte[] bytes = await(fetch(offset, length));
-            target.put(bytes, 0, length);
+            dropAllReadUnits();
+            Extent extent = await(fetch(offset, length));
+            try {
+                extent.copyTo(offset, length, target);
+            } finally {
+                extent.release();
+            }
         }
         lastReadEnd = offset + length;
         return length;
@@ -337,16 +342,17 @@ public final class PlinthFile implements AutoCloseable {
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
-            byte[] bytes = await(readUnits.get(unit));
-            long unitStart = unit * READ_UNIT_BYTES;
-            int from = (int) (Math.max(offset, unitStart) - unitStart);
-            int to = (int) (Math.min(end, unitStart + bytes.length) - unitStart);
-            target.put(bytes, from, to - from);
+            Extent extent = await(readUnits.get(unit));
+            long from = Math.max(offset, extent.start);
+            long to = Math.min(end, extent.start + extent.length);
+            extent.copyTo(from, (int) (to - from), target);
         }
         // drop units behind the reader
-        Iterator<Map.Entry<Long, CompletableFuture<byte[]>>> entries = readUnits.entrySet().iterator();
+        Iterator<Map.Entry<Long, CompletableFuture<Extent>>> entries = readUnits.entrySet().iterator();
         while (entries.hasNext()) {
-            if (entries.next().getKey() < lastUnit) {
+            Map.Entry<Long, CompletableFuture<Extent>> entry = entries.next();
+            if (entry.getKey() < lastUnit) {
+                release(entry.getValue());
                 entries.remove();
             }
         }
@@ -358,10 +364,30 @@ public final class PlinthFile implements AutoCloseable {
         }
         long first = offset / READ_UNIT_BYTES;
         long last = (offset + length - 1) / READ_UNIT_BYTES;
-        readUnits.keySet().removeIf(unit -> unit >= first && unit <= last);
+        readUnits.entrySet().removeIf(entry -> {
+            boolean drop = entry.getKey() >= first && entry.getKey() <= last;
+            if (drop) {
+                release(entry.getValue());
+            }
+            return drop;
+        });
     }
 
-    private static byte[] await(CompletableFuture<byte[]> future) {
+    private void dropAllReadUnits() {
+        readUnits.values().forEach(PlinthFile::release);
+        readUnits.clear();
+    }
+
+    /** Releases a unit's buffers now, or when it arrives if it is still in flight. */
+    private static void release(CompletableFuture<Extent> unit) {
+        unit.whenComplete((extent, failure) -> {
+            if (extent != null) {
+                extent.release();
+            }
+        });
+    }
+
+    private static <T> T await(CompletableFuture<T> future) {
         try {
             return future.join();
         } catch (RuntimeException e) {
@@ -369,17 +395,89 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
-    /** Fetches [offset, offset + length) from all the chunks it spans in parallel; holes read as zeros. */
-    private CompletableFuture<byte[]> fetch(long offset, int length) {
-        byte[] result = new byte[length];
-        List<CompletableFuture<Void>> pieces = new ArrayList<>();
-        for (Piece piece : StripeMath.pieces(layout, offset, length)) {
-            pieces.add(readPiece(piece, result, (int) (piece.fileOffset() - offset), 0));
+    /**
+     * A fetched range of the file, as the verified network buffers it arrived in (no copy into a
+     * fresh array: allocating and zeroing 1 MiB per unit was the read path's largest cost).
+     * Piece {@code i} holds {@code slices[i]}, possibly shorter than the piece: the rest is a hole.
+     * Owns its buffers until {@link #release()}.
+     */
+    private static final class Extent {
+        final long start;
+        final int length;
+        final List<Piece> pieces;
+        final ByteBuf[] slices;
+        private boolean released;
+
+        Extent(long start, int length, List<Piece> pieces) {
+            this.start = start;
+            this.length = length;
+            this.pieces = pieces;
+            this.slices = new ByteBuf[pieces.size()];
         }
-        return CompletableFuture.allOf(pieces.toArray(CompletableFuture[]::new)).thenApply(ignored -> result);
+
+        /** Copies file bytes [offset, offset + count) into {@code target}; holes become zeros. */
+        void copyTo(long offset, int count, ByteBuffer target) {
+            long end = offset + count;
+            for (int i = 0; i < pieces.size(); i++) {
+                Piece piece = pieces.get(i);
+                long pieceEnd = piece.fileOffset() + piece.length();
+                if (pieceEnd <= offset || piece.fileOffset() >= end) {
+                    continue;
+                }
+                int from = (int) (Math.max(offset, piece.fileOffset()) - piece.fileOffset());
+                int to = (int) (Math.min(end, pieceEnd) - piece.fileOffset());
+                ByteBuf slice = slices[i];
+                int available = slice == null ? 0 : Math.max(0, Math.min(to, slice.readableBytes()) - from);
+                if (available > 0) {
+                    ByteBuffer destination = target.slice(target.position(), available);
+                    slice.getBytes(slice.readerIndex() + from, destination);
+                    target.position(target.position() + available);
+                }
+                for (int zeros = to - from - available; zeros > 0; ) {
+                    int run = Math.min(zeros, ZEROS.length);
+                    target.put(ZEROS, 0, run);
+                    zeros -= run;
+                }
+            }
+        }
+
+        synchronized void set(int index, ByteBuf slice) {
+            if (released) {
+                slice.release(); // a sibling piece failed and the extent is gone
+            } else {
+                slices[index] = slice;
+            }
+        }
+
+        synchronized void release() {
+            released = true;
+            for (int i = 0; i < slices.length; i++) {
+                if (slices[i] != null) {
+                    slices[i].release();
+                    slices[i] = null;
+                }
+            }
+        }
     }
 
-    private CompletableFuture<Void> readPiece(Piece piece, byte[] result, int resultOffset, int attempt) {
+    /** Fetches [offset, offset + length) from all the chunks it spans in parallel. */
+    private CompletableFuture<Extent> fetch(long offset, int length) {
+        List<Piece> pieces = StripeMath.pieces(layout, offset, length);
+        Extent extent = new Extent(offset, length, pieces);
+        List<CompletableFuture<Void>> reads = new ArrayList<>(pieces.size());
+        for (int i = 0; i < pieces.size(); i++) {
+            reads.add(readPiece(pieces.get(i), extent, i, 0));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).handle((ignored, failure) -> {
+            if (failure != null) {
+                extent.release();
+                throw RpcClient.unwrap(failure);
+            }
+            return extent;
+        });
+    }
+
+    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt) {
         int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
         ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
                 piece.chunkOffset(), piece.length());
@@ -392,7 +490,7 @@ public final class PlinthFile implements AutoCloseable {
         return call.handle((response, failure) -> {
             if (failure == null) {
                 try (response) {
-                    copyVerified(response.message(), response.data(), piece, result, resultOffset);
+                    extent.set(index, verifiedSlice(response.message(), response.data(), piece));
                     return CompletableFuture.<Void>completedFuture(null);
                 } catch (PlinthException e) {
                     failure = e;
@@ -404,15 +502,18 @@ public final class PlinthFile implements AutoCloseable {
                     && attempt < CHECKSUM_RETRIES;
             if (retry) {
                 // a write racing with this read can change a block after its CRC was taken: read it again
-                return CompletableFuture.supplyAsync(() -> readPiece(piece, result, resultOffset, attempt + 1),
+                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt + 1),
                         CompletableFuture.delayedExecutor(20L << attempt, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
             }
             return CompletableFuture.<Void>failedFuture(error);
         }).thenCompose(f -> f);
     }
 
-    /** Checks every block of the reply against its stored CRC, then copies the piece's bytes. */
-    private static void copyVerified(ReadChunkResult header, ByteBuf data, Piece piece, byte[] result, int resultOffset) {
+    /**
+     * Checks every block of the reply against its stored CRC and returns a retained slice of the
+     * piece's bytes that the chunk holds (shorter than the piece where the chunk ends: a hole).
+     */
+    private static ByteBuf verifiedSlice(ReadChunkResult header, ByteBuf data, Piece piece) {
         int block = Crc32cBlocks.BLOCK_BYTES;
         int dataLength = data.readableBytes();
         int expectedLength = Math.max(0, Math.min(header.chunkLength(), header.alignedOffset() + dataLength) - header.alignedOffset());
@@ -428,11 +529,9 @@ public final class PlinthFile implements AutoCloseable {
                         + " of chunk " + piece.chunkIndex() + " (object " + piece.objectIndex() + ")");
             }
         }
-        int skip = piece.chunkOffset() - header.alignedOffset();
-        int available = Math.min(piece.length(), dataLength - skip);
-        if (available > 0) {
-            data.getBytes(data.readerIndex() + skip, result, resultOffset, available);
-        }
+        int skip = Math.min(dataLength, Math.max(0, piece.chunkOffset() - header.alignedOffset()));
+        int available = Math.max(0, Math.min(piece.length(), dataLength - skip));
+        return data.retainedSlice(data.readerIndex() + skip, available);
     }
 
     /** Flushes, settles size and mtime, and ends this open; reports a failed write-behind. */
@@ -443,7 +542,7 @@ public final class PlinthFile implements AutoCloseable {
         }
         drainWrites();
         closed = true;
-        readUnits.clear();
+        dropAllReadUnits();
         PlinthException failure = writeFailure;
         try {
             settle(true);

@@ -25,6 +25,8 @@ public final class Settings {
             "Largest RPC frame accepted; bigger length prefixes close the connection with PROTOCOL_ERROR.");
     public static final Setting<Integer> RPC_INFLIGHT_REQUESTS_MAX = Setting.ofInt("rpc.inflight-requests-max", 128, "requests",
             "Requests one connection may have outstanding; a client waits, a server stops reading beyond it.");
+    public static final Setting<Integer> RPC_CONNECTIONS_PER_SERVER = Setting.ofInt("rpc.connections-per-server", 4, "connections",
+            "TCP connections a client keeps to each server, used in turn, so bulk data spreads over several network threads.");
     public static final Setting<Long> RPC_TIMEOUT_MILLIS = Setting.ofLong("rpc.timeout-millis", 30_000, "milliseconds",
             "Deadline of one RPC, sent with the request so the server can drop work nobody waits for.");
 

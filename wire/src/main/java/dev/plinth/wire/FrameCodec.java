@@ -12,6 +12,14 @@ import java.util.List;
 final class FrameCodec {
     private FrameCodec() {}
 
+    /**
+     * Receive buffers that grow to 2 MiB: Netty's default stops at 64 KiB, which cuts every
+     * 1 MiB data frame into 16+ reads and merges.
+     */
+    static io.netty.channel.RecvByteBufAllocator receiveBuffers() {
+        return new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 2 << 20);
+    }
+
     static void install(ChannelPipeline pipeline, long frameBytesMax) {
         pipeline.addLast("framing", new LengthFieldBasedFrameDecoder((int) Math.min(Integer.MAX_VALUE, frameBytesMax), 0, 4, 0, 4, true));
         pipeline.addLast("frames", new MessageToMessageDecoder<ByteBuf>() {

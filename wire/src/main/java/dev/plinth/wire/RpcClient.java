@@ -63,6 +63,7 @@ public final class RpcClient implements AutoCloseable {
                 .group(group)
                 .channel(Transport.clientChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, FrameCodec.receiveBuffers())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
