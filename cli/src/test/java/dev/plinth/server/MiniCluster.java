@@ -11,10 +11,12 @@ import java.nio.file.Path;
 public final class MiniCluster implements AutoCloseable {
     private final EmbeddedServer server;
     private final Config config;
+    private final int leaksBefore;
 
-    private MiniCluster(EmbeddedServer server, Config config) {
+    private MiniCluster(EmbeddedServer server, Config config, int leaksBefore) {
         this.server = server;
         this.config = config;
+        this.leaksBefore = leaksBefore;
     }
 
     public static MiniCluster start(Path directory) {
@@ -27,7 +29,8 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     public static MiniCluster start(Path directory, Config config) {
-        return new MiniCluster(EmbeddedServer.start(directory, config), config);
+        int leaksBefore = LeakCounter.collect();
+        return new MiniCluster(EmbeddedServer.start(directory, config), config, leaksBefore);
     }
 
     public EmbeddedServer server() {
@@ -43,8 +46,13 @@ public final class MiniCluster implements AutoCloseable {
                 config, "test"));
     }
 
+    /** Stops the server, then fails if any network buffer was leaked (by client or server). */
     @Override
     public void close() {
         server.close();
+        int leaks = LeakCounter.collect() - leaksBefore;
+        if (leaks > 0) {
+            throw new AssertionError(leaks + " Netty buffer leak(s):\n" + LeakCounter.REPORTS);
+        }
     }
 }

@@ -99,11 +99,11 @@ public final class RpcClient implements AutoCloseable {
         RpcClient client = holder[0];
         try {
             byte[] clientNonce = ClusterSecret.nonce();
-            Challenge challenge = client.<Challenge>call(new Hello(Frame.PROTOCOL_VERSION, clientName, clientNonce)).message();
+            Challenge challenge = client.request(new Hello(Frame.PROTOCOL_VERSION, clientName, clientNonce));
             if (!secret.verify("server", clientNonce, challenge.serverProof())) {
                 throw new PlinthException(ErrorCode.AUTHENTICATION_FAILED, address + " does not know the cluster secret");
             }
-            client.call(new Authenticate(secret.proof("client", challenge.serverNonce())));
+            client.request(new Authenticate(secret.proof("client", challenge.serverNonce())));
             client.serverNodeId = challenge.nodeId();
             return client;
         } catch (RuntimeException e) {
@@ -232,7 +232,7 @@ public final class RpcClient implements AutoCloseable {
                 waiting.future().completeExceptionally(decodeError(frame));
             } else {
                 Record message = Protocol.decode(waiting.responseType(), frame.header());
-                waiting.future().complete(new RpcResponse<>(message, frame.data().retain()));
+                waiting.future().complete(new RpcResponse<>(message, frame.data().retain().touch(message.getClass().getSimpleName())));
             }
         } catch (RuntimeException e) {
             waiting.future().completeExceptionally(e);
