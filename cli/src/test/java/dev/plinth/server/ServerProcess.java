@@ -1,0 +1,74 @@
+package dev.plinth.server;
+
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.wire.ClusterSecret;
+import dev.plinth.wire.HostPort;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** `plinth server` as a separate JVM (small heap), for failure tests that kill it for real. */
+final class ServerProcess implements AutoCloseable {
+    private static final Pattern RPC = Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
+    private final Process process;
+    private final Path data;
+    private final HostPort address;
+
+    private ServerProcess(Process process, Path data, HostPort address) {
+        this.process = process;
+        this.data = data;
+        this.address = address;
+    }
+
+    static ServerProcess start(Path data, Path log) throws IOException, InterruptedException {
+        Files.createDirectories(data);
+        Path endpoints = data.resolve("endpoints.json");
+        Files.deleteIfExists(endpoints);
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
+                "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main",
+                "server", "--data", data.toString(), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("server exited with " + process.exitValue() + "; see " + log);
+            }
+            if (Files.exists(endpoints)) {
+                Matcher matcher = RPC.matcher(Files.readString(endpoints));
+                if (matcher.find()) {
+                    return new ServerProcess(process, data, HostPort.parse(matcher.group(1)));
+                }
+            }
+            Thread.sleep(100);
+        }
+        process.destroyForcibly();
+        throw new IllegalStateException("server did not start in 60 s; see " + log);
+    }
+
+    PlinthClient client(Config config) {
+        return PlinthClient.connect(new ClientOptions(address, ClusterSecret.read(data.resolve("cluster.secret")), Credentials.ROOT,
+                config, "failure-test"));
+    }
+
+    /** SIGKILL: no shutdown hook, no flush, nothing. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
