@@ -23,6 +23,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -138,13 +139,13 @@ public final class PlinthFile implements AutoCloseable {
             ByteBuffer slice = source.duplicate();
             slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
             data.writeBytes(slice);
-            int crc = Crc32cBlocks.crc(data.nioBuffer());
+            List<Integer> crcs = Arrays.stream(Crc32cBlocks.segmentCrcs(data.nioBuffer(), piece.chunkOffset())).boxed().toList();
             awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
             int permits = (piece.length() + BUDGET_UNIT_BYTES - 1) / BUDGET_UNIT_BYTES;
             writeBudget.acquireUninterruptibly(permits);
             int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
             WriteChunk request = new WriteChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
-                    piece.chunkOffset(), crc, 1);
+                    piece.chunkOffset(), crcs, 1);
             CompletableFuture<Void> done = new CompletableFuture<>();
             InflightWrite write = new InflightWrite(piece.fileOffset(), piece.fileOffset() + piece.length(), done);
             synchronized (inflightLock) {

@@ -22,6 +22,30 @@ public final class Crc32cBlocks {
         return (int) crc.getValue();
     }
 
+    /**
+     * CRC32C of each segment of {@code data}, cut where the chunk's block boundaries fall given
+     * that the data lands at {@code chunkOffset}. What a writer sends: the target checks each
+     * segment once and keeps the CRC of every segment that fills a whole block.
+     */
+    public static int[] segmentCrcs(ByteBuffer data, long chunkOffset) {
+        int count = data.remaining();
+        if (count == 0) {
+            return new int[0];
+        }
+        long first = chunkOffset / BLOCK_BYTES;
+        long last = (chunkOffset + count - 1) / BLOCK_BYTES;
+        int[] crcs = new int[(int) (last - first + 1)];
+        int position = data.position();
+        for (int i = 0; i < crcs.length; i++) {
+            long segmentStart = Math.max(chunkOffset, (first + i) * BLOCK_BYTES);
+            long segmentEnd = Math.min(chunkOffset + count, (first + i + 1) * BLOCK_BYTES);
+            ByteBuffer segment = data.duplicate();
+            segment.position(position + (int) (segmentStart - chunkOffset)).limit(position + (int) (segmentEnd - chunkOffset));
+            crcs[i] = crc(segment);
+        }
+        return crcs;
+    }
+
     public static int blockCount(long length) {
         return (int) ((length + BLOCK_BYTES - 1) / BLOCK_BYTES);
     }

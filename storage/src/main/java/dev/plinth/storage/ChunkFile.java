@@ -135,10 +135,12 @@ final class ChunkFile implements AutoCloseable {
     }
 
     /**
-     * Writes {@code bytes} at {@code offset}, recomputing the CRC of every block it touches (and
-     * of blocks in a hole it opens), then the meta. Returns how many bytes the chunk grew.
+     * Writes {@code bytes} at {@code offset}, then the meta. {@code segmentCrcs} are the verified
+     * CRCs of the data cut at block boundaries: a segment that fills its block gives that block's
+     * CRC as is; blocks the write covers in part (and blocks of a hole it opens) are recomputed.
+     * Returns how many bytes the chunk grew.
      */
-    int write(int offset, ByteBuffer bytes) throws IOException {
+    int write(int offset, ByteBuffer bytes, int[] segmentCrcs) throws IOException {
         int count = bytes.remaining();
         int oldLength = length;
         int newLength = Math.max(oldLength, offset + count);
@@ -163,9 +165,7 @@ final class ChunkFile implements AutoCloseable {
             int blockStart = block * BLOCK;
             int blockEnd = Math.min(blockStart + BLOCK, newLength);
             if (blockStart >= offset && blockEnd <= offset + count) {
-                ByteBuffer slice = bytes.duplicate();
-                slice.position(bytes.position() + blockStart - offset).limit(bytes.position() + blockEnd - offset);
-                newCrcs[block] = Crc32cBlocks.crc(slice);
+                newCrcs[block] = segmentCrcs[block - writeFirst];
             } else {
                 newCrcs[block] = crcOfMerged(block, oldLength, newLength, offset, bytes);
             }

@@ -236,13 +236,15 @@ public final class ChunkStore implements AutoCloseable {
     }
 
     /**
-     * Writes {@code data} at {@code offset} of a chunk after checking it against {@code dataCrc}
-     * (the sender's CRC, so corruption on the way is caught) and against free space. Returns the
+     * Writes {@code data} at {@code offset} of a chunk after checking it against the sender's
+     * segment CRCs (so corruption on the way is caught) and against free space. Returns the
      * chunk's new version and length.
      */
-    public long[] write(ChunkId chunk, int offset, ByteBuffer data, int dataCrc) {
+    public long[] write(ChunkId chunk, int offset, ByteBuffer data, List<Integer> segmentCrcs) {
         validate(chunk, offset, data.remaining());
-        if (Crc32cBlocks.crc(data) != dataCrc) {
+        int[] expected = segmentCrcs.stream().mapToInt(Integer::intValue).toArray();
+        int[] received = Crc32cBlocks.segmentCrcs(data, offset);
+        if (!java.util.Arrays.equals(expected, received)) {
             throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "write to " + chunk + " arrived corrupted");
         }
         Path path = dataPath(chunk);
@@ -251,7 +253,7 @@ public final class ChunkStore implements AutoCloseable {
             if (growth > 0 && growth > freeBytes()) {
                 throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, freeBytes()) + " bytes free");
             }
-            int grown = file.write(offset, data);
+            int grown = file.write(offset, data, received);
             usedBytes.addAndGet(grown);
             return new long[] {file.version(), file.length()};
         });

@@ -73,7 +73,7 @@ public final class StorageService implements AutoCloseable {
             data.retain();
             return onDisk(() -> {
                 try {
-                    long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.dataCrc());
+                    long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.segmentCrcs());
                     return Reply.of(new WriteChunkResult(result[0], (int) result[1]));
                 } finally {
                     data.release();

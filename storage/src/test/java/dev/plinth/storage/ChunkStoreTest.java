@@ -23,7 +23,11 @@ class ChunkStoreTest {
     Path directory;
 
     private static void write(ChunkStore store, ChunkId chunk, int offset, byte[] bytes) {
-        store.write(chunk, offset, ByteBuffer.wrap(bytes), Crc32cBlocks.crc(bytes, 0, bytes.length));
+        store.write(chunk, offset, ByteBuffer.wrap(bytes), crcs(bytes, offset));
+    }
+
+    private static java.util.List<Integer> crcs(byte[] bytes, int offset) {
+        return java.util.Arrays.stream(Crc32cBlocks.segmentCrcs(ByteBuffer.wrap(bytes), offset)).boxed().toList();
     }
 
     /** Reads through the same path the wire takes (file region + CRCs) and checks the CRCs as the client does. */
@@ -114,7 +118,7 @@ class ChunkStoreTest {
     void corruptedInTransitIsRejected() {
         ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
         byte[] bytes = new byte[1000];
-        assertThatThrownBy(() -> store.write(new ChunkId(5, 0, 0), 0, ByteBuffer.wrap(bytes), 12345))
+        assertThatThrownBy(() -> store.write(new ChunkId(5, 0, 0), 0, ByteBuffer.wrap(bytes), java.util.List.of(12345)))
                 .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
         assertThat(store.usedBytes()).isZero();
         store.close();

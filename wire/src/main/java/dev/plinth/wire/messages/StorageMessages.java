@@ -9,8 +9,11 @@ public final class StorageMessages {
     /** Chunk {@code chunkIndex} of stripe object {@code objectIndex} of file {@code inodeId}. */
     public record ChunkId(long inodeId, int objectIndex, long chunkIndex) {}
 
-    /** Writes the frame's data at {@code chunkOffset}; {@code dataCrc} is the CRC32C of the data as sent. */
-    public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, int dataCrc, long chainVersion) {}
+    /**
+     * Writes the frame's data at {@code chunkOffset}. {@code segmentCrcs} are the CRC32C of the
+     * data cut at the chunk's 64 KiB block boundaries (see {@code Crc32cBlocks.segmentCrcs}).
+     */
+    public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, long chainVersion) {}
 
     public record WriteChunkResult(long chunkVersion, int chunkLength) {}
 
