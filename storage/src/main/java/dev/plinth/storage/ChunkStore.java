@@ -124,16 +124,32 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    private long freeBytes() {
-        long free = capacityBytes() - usedBytes.get();
-        if (configuredCapacityBytes > 0) {
-            try {
-                free = Math.min(free, Files.getFileStore(root).getUsableSpace());
-            } catch (IOException e) {
-                // keep the configured figure
+    /** Free bytes given {@code used}: the configured capacity (within what the disk has) or the disk's free space. */
+    private long freeBytes(long used) {
+        long diskFree;
+        try {
+            diskFree = Files.getFileStore(root).getUsableSpace();
+        } catch (IOException e) {
+            diskFree = 0;
+        }
+        return configuredCapacityBytes > 0 ? Math.min(configuredCapacityBytes - used, diskFree) : diskFree;
+    }
+
+    /**
+     * Takes {@code bytes} of free space for a write, atomically: concurrent writes to different
+     * chunks must not each see the same free space and together overfill the target.
+     */
+    private void reserve(long bytes) {
+        while (bytes > 0) {
+            long used = usedBytes.get();
+            long free = freeBytes(used);
+            if (bytes > free) {
+                throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, free) + " bytes free");
+            }
+            if (usedBytes.compareAndSet(used, used + bytes)) {
+                return;
             }
         }
-        return free;
     }
 
     private long scanUsedBytes() throws IOException {
@@ -250,11 +266,14 @@ public final class ChunkStore implements AutoCloseable {
         Path path = dataPath(chunk);
         return withChunk(path, true, file -> {
             long growth = Math.max(0, (long) offset + data.remaining() - file.length());
-            if (growth > 0 && growth > freeBytes()) {
-                throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, freeBytes()) + " bytes free");
+            reserve(growth);
+            try {
+                int grown = file.write(offset, data, received);
+                usedBytes.addAndGet(grown - growth);
+            } catch (IOException | RuntimeException e) {
+                usedBytes.addAndGet(-growth); // the write left the chunk as it was
+                throw e;
             }
-            int grown = file.write(offset, data, received);
-            usedBytes.addAndGet(grown);
             return new long[] {file.version(), file.length()};
         });
     }

@@ -143,6 +143,31 @@ class ChunkStoreTest {
     }
 
     @Test
+    void concurrentWritersNeverOverfillATarget() throws Exception {
+        long capacity = 10L << 20;
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, capacity);
+        byte[] bytes = new byte[700_000];
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        try (var executor = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+            for (int i = 0; i < 64; i++) {
+                int chunk = i;
+                executor.submit(() -> {
+                    try {
+                        write(store, new ChunkId(11, 0, chunk), 0, bytes);
+                    } catch (PlinthException e) {
+                        assertThat(e.code()).isEqualTo(ErrorCode.NO_SPACE);
+                        refused.incrementAndGet();
+                    }
+                });
+            }
+        }
+        assertThat(store.usedBytes()).isLessThanOrEqualTo(capacity);
+        assertThat(refused.get()).isEqualTo(64 - (int) (capacity / bytes.length));
+        store.close();
+        assertThat(ChunkStore.open(directory.resolve("t"), 1, capacity).usedBytes()).isEqualTo(store.usedBytes());
+    }
+
+    @Test
     void rejectsBadRangesAndIds() {
         ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
         assertThatThrownBy(() -> write(store, new ChunkId(9, 0, 0), -1, new byte[1])).isInstanceOf(PlinthException.class);
