@@ -4,9 +4,7 @@ import dev.plinth.client.ClientOptions;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
 import dev.plinth.wire.HostPort;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** How a command finds its cluster: --server, else $PLINTH_SERVER, else 127.0.0.1:7100. */
@@ -19,11 +17,8 @@ final class ClientMixin {
     @Option(names = "--secret-file", paramLabel = "FILE", description = "Cluster secret (default: $PLINTH_SECRET_FILE, else the copy a local `plinth server` left in ~/.plinth/secrets).")
     String secretFile;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Override a setting (see `plinth settings`); repeatable.")
-    List<String> settings = new ArrayList<>();
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Settings file (Java properties).")
-    Path configFile;
+    @Mixin
+    SettingsMixin settings;
 
     HostPort serverAddress() {
         String address = server;
@@ -34,30 +29,12 @@ final class ClientMixin {
     }
 
     Config config() {
-        return Settings.apply(configFile, settings);
+        return settings.config();
     }
 
     PlinthClient connect() {
         HostPort address = serverAddress();
         return PlinthClient.connect(new ClientOptions(address, ClientOptions.findSecret(address, secretFile),
                 ClientOptions.processCredentials(), config(), "cli"));
-    }
-
-    /** Settings from a file and --set, in that order. */
-    static final class Settings {
-        private Settings() {}
-
-        static Config apply(Path configFile, List<String> overrides) {
-            Config config = configFile == null ? Config.defaults() : Config.load(configFile);
-            for (String entry : overrides) {
-                int equals = entry.indexOf('=');
-                if (equals <= 0) {
-                    throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INVALID_ARGUMENT,
-                            "--set takes KEY=VALUE, got '" + entry + "'");
-                }
-                config = config.with(entry.substring(0, equals).trim(), entry.substring(equals + 1));
-            }
-            return config;
-        }
     }
 }

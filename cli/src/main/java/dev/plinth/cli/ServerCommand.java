@@ -3,10 +3,9 @@ package dev.plinth.cli;
 import dev.plinth.common.Config;
 import dev.plinth.server.EmbeddedServer;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "server", mixinStandardHelpOptions = true,
@@ -27,15 +26,12 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--targets", paramLabel = "N", description = "Storage targets to create on first start (setting server.targets, default 4).")
     Integer targets;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Override a setting (see `plinth settings`); repeatable.")
-    List<String> settings = new ArrayList<>();
-
-    @Option(names = "--config", paramLabel = "FILE", description = "Settings file (Java properties).")
-    Path configFile;
+    @Mixin
+    SettingsMixin settings;
 
     @Override
     public Integer call() throws InterruptedException {
-        Config config = ClientMixin.Settings.apply(configFile, settings);
+        Config config = settings.config();
         if (listen != null) {
             config = config.with("rpc.listen", listen);
         }

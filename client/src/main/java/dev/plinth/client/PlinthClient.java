@@ -8,6 +8,7 @@ import dev.plinth.common.FileType;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
@@ -242,21 +243,15 @@ public final class PlinthClient implements AutoCloseable {
         }
         if (write) {
             // opening for writing needs write permission; the server checks it on Close too, but fail early
-            checkAccess(attributes, 2);
+            checkAccess(attributes, Permissions.WRITE);
         } else {
-            checkAccess(attributes, 4);
+            checkAccess(attributes, Permissions.READ);
         }
         return new PlinthFile(this, attributes, write);
     }
 
     private void checkAccess(Attributes attributes, int mask) {
-        Credentials caller = options.credentials();
-        if (caller.isRoot()) {
-            return;
-        }
-        int bits = caller.uid() == attributes.uid() ? (attributes.mode() >> 6) & 7
-                : caller.inGroup(attributes.gid()) ? (attributes.mode() >> 3) & 7 : attributes.mode() & 7;
-        if ((bits & mask) != mask) {
+        if (!Permissions.allowed(options.credentials(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
             meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true));
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "open of inode " + InodeId.format(attributes.inodeId()));
         }

@@ -5,6 +5,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.Names;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.store.DentryRecord;
 import dev.plinth.meta.store.InodeRecord;
@@ -27,9 +28,9 @@ import org.rocksdb.WriteBatchWithIndex;
  * Not thread-safe: one per operation.
  */
 public final class Namespace {
-    public static final int READ = 4;
-    public static final int WRITE = 2;
-    public static final int EXECUTE = 1;
+    public static final int READ = Permissions.READ;
+    public static final int WRITE = Permissions.WRITE;
+    public static final int EXECUTE = Permissions.EXECUTE;
     public static final int LINK_COUNT_MAX = 65_000;
     public static final int XATTR_VALUE_BYTES_MAX = 64 * 1024;
     private static final byte[] NEXT_INODE_KEY = MetaKeys.system("next-inode");
@@ -258,26 +259,31 @@ public final class Namespace {
     }
 
     public boolean allowed(InodeRecord inode, int mask) {
-        Credentials caller = caller();
-        if (caller.isRoot()) {
-            // root may do anything, except execute a file that nobody may execute
-            return (mask & EXECUTE) == 0 || inode.isDirectory() || (inode.mode() & 0111) != 0;
-        }
-        int bits;
-        if (caller.uid() == inode.uid()) {
-            bits = (inode.mode() >> 6) & 7;
-        } else if (caller.inGroup(inode.gid())) {
-            bits = (inode.mode() >> 3) & 7;
-        } else {
-            bits = inode.mode() & 7;
-        }
-        return (bits & mask) == mask;
+        return Permissions.allowed(caller(), inode.mode(), inode.uid(), inode.gid(), inode.isDirectory(), mask);
     }
 
     public void requireOwner(InodeRecord inode) {
         if (!caller().isRoot() && caller().uid() != inode.uid()) {
             throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "uid " + caller().uid() + " does not own inode " + InodeId.format(inode.inodeId()));
         }
+    }
+
+    /**
+     * The checks unlink, rmdir and rename share for removing {@code name} from a directory: the
+     * parent is a directory the caller may write and search, the entry exists, and a sticky
+     * parent lets the caller remove it. Returns {parent, victim}.
+     */
+    public InodeRecord[] removableEntry(long parentId, String name) {
+        Names.validateName(name);
+        InodeRecord parent = directory(parentId);
+        check(parent, WRITE | EXECUTE);
+        DentryRecord entry = dentry(parent.inodeId(), name);
+        if (entry == null) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "'" + name + "'");
+        }
+        InodeRecord victim = inode(entry.inodeId());
+        checkSticky(parent, victim);
+        return new InodeRecord[] {parent, victim};
     }
 
     /** Sticky directories (like /tmp) let only the owner of an entry or of the directory remove it. */

@@ -6,6 +6,7 @@ import dev.plinth.client.PlinthFile;
 import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Names;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.HostPort;
 import dev.plinth.wire.messages.MetaMessages;
@@ -342,19 +343,14 @@ public final class PlinthFileSystemProvider extends FileSystemProvider {
         } catch (PlinthException e) {
             throw Exceptions.toIOException(e, path);
         }
-        var caller = client.options().credentials();
-        if (caller.isRoot()) {
-            return;
-        }
-        int bits = caller.uid() == attributes.uid() ? (attributes.mode() >> 6) & 7
-                : caller.inGroup(attributes.gid()) ? (attributes.mode() >> 3) & 7 : attributes.mode() & 7;
         for (AccessMode mode : modes) {
             int needed = switch (mode) {
-                case READ -> 4;
-                case WRITE -> 2;
-                case EXECUTE -> 1;
+                case READ -> Permissions.READ;
+                case WRITE -> Permissions.WRITE;
+                case EXECUTE -> Permissions.EXECUTE;
             };
-            if ((bits & needed) == 0) {
+            if (!Permissions.allowed(client.options().credentials(), attributes.mode(), attributes.uid(), attributes.gid(),
+                    attributes.isDirectory(), needed)) {
                 throw new AccessDeniedException(path.toString());
             }
         }

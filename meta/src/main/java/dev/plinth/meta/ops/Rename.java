@@ -22,18 +22,13 @@ public final class Rename {
     private Rename() {}
 
     public static Empty apply(Namespace namespace, MetaMessages.Rename request) {
-        Names.validateName(request.sourceName());
         Names.validateName(request.targetName());
-        InodeRecord sourceParent = namespace.directory(request.sourceParentId());
-        InodeRecord targetParent = namespace.directory(request.targetParentId());
-        namespace.check(sourceParent, Namespace.WRITE | Namespace.EXECUTE);
-        namespace.check(targetParent, Namespace.WRITE | Namespace.EXECUTE);
+        InodeRecord[] found = namespace.removableEntry(request.sourceParentId(), request.sourceName());
+        InodeRecord sourceParent = found[0];
+        InodeRecord source = found[1];
         DentryRecord sourceEntry = namespace.dentry(sourceParent.inodeId(), request.sourceName());
-        if (sourceEntry == null) {
-            throw new PlinthException(ErrorCode.NOT_FOUND, "'" + request.sourceName() + "'");
-        }
-        InodeRecord source = namespace.inode(sourceEntry.inodeId());
-        namespace.checkSticky(sourceParent, source);
+        InodeRecord targetParent = namespace.directory(request.targetParentId());
+        namespace.check(targetParent, Namespace.WRITE | Namespace.EXECUTE);
         DentryRecord targetEntry = namespace.dentry(targetParent.inodeId(), request.targetName());
         if (targetEntry != null && targetEntry.inodeId() == sourceEntry.inodeId()) {
             if (request.noReplace()) {

@@ -1,10 +1,8 @@
 package dev.plinth.meta.ops;
 
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
-import dev.plinth.meta.store.DentryRecord;
 import dev.plinth.meta.store.InodeRecord;
 import dev.plinth.meta.store.MetaKeys;
 import dev.plinth.wire.messages.HandshakeMessages;
@@ -15,18 +13,12 @@ public final class Rmdir {
     private Rmdir() {}
 
     public static Empty apply(Namespace namespace, MetaMessages.Rmdir request) {
-        Names.validateName(request.name());
-        InodeRecord parent = namespace.directory(request.parentId());
-        namespace.check(parent, Namespace.WRITE | Namespace.EXECUTE);
-        DentryRecord entry = namespace.dentry(parent.inodeId(), request.name());
-        if (entry == null) {
-            throw new PlinthException(ErrorCode.NOT_FOUND, "'" + request.name() + "'");
-        }
-        InodeRecord victim = namespace.inode(entry.inodeId());
+        InodeRecord[] found = namespace.removableEntry(request.parentId(), request.name());
+        InodeRecord parent = found[0];
+        InodeRecord victim = found[1];
         if (!victim.isDirectory()) {
             throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "'" + request.name() + "'");
         }
-        namespace.checkSticky(parent, victim);
         removeEmptyDirectory(namespace, parent, request.name(), victim);
         return HandshakeMessages.EMPTY;
     }
