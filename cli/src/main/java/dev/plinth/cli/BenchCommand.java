@@ -213,6 +213,12 @@ final class BenchCommand implements Callable<Integer> {
 
     private static double[] localMetadata(Path directory, int count) throws IOException {
         Path md = Files.createDirectories(directory.resolve("md"));
+        for (int i = 0; i < 1000; i++) {
+            Path warm = md.resolve("warm" + i);
+            Files.newByteChannel(warm, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+            Files.readAttributes(warm, "unix:ino");
+            Files.delete(warm);
+        }
         long start = System.nanoTime();
         for (int i = 0; i < count; i++) {
             Files.newByteChannel(md.resolve("f" + i), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
@@ -231,6 +237,12 @@ final class BenchCommand implements Callable<Integer> {
 
     private static double[] plinthMetadata(PlinthClient plinth, String directory, int count) {
         Attributes parent = plinth.mkdirs(directory, 0755);
+        // warm-up, untimed: the first thousand operations mostly measure the JIT compilers
+        for (int i = 0; i < 1000; i++) {
+            plinth.create(parent.inodeId(), "warm" + i, 0644, true, null);
+            plinth.lookup(parent.inodeId(), "warm" + i);
+            plinth.unlink(parent.inodeId(), "warm" + i);
+        }
         long start = System.nanoTime();
         for (int i = 0; i < count; i++) {
             plinth.create(parent.inodeId(), "f" + i, 0644, true, null);

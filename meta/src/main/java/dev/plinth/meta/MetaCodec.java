@@ -8,9 +8,11 @@ import dev.plinth.common.codec.RecordCodec;
 import dev.plinth.wire.Protocol;
 
 /**
- * Encodings of Raft log entries and their results. An entry is the request's message type and
- * its record; a result is a status byte followed by the response record or by an error code and
- * message. Results are stored for deduplication, so they are part of the on-disk format.
+ * Encodings of Raft log entries and their results. An entry is a batch of changes: a count, then
+ * for each change its message type, length and record. The entry's result is a count, then for
+ * each change a length and its result: a status byte followed by the response record or by an
+ * error code and message. Results are stored for deduplication, so they are part of the on-disk
+ * format.
  */
 final class MetaCodec {
     private static final int OK = 0;
@@ -31,6 +33,50 @@ final class MetaCodec {
         Record request = RecordCodec.decode(type, reader);
         reader.expectEnd();
         return request;
+    }
+
+    static byte[] encodeBatch(java.util.List<? extends Record> requests) {
+        BinaryWriter writer = new BinaryWriter(256 * requests.size(), 64 << 20);
+        writer.writeInt(requests.size());
+        for (Record request : requests) {
+            byte[] body = RecordCodec.encode(request);
+            writer.writeInt(Protocol.typeOf(request));
+            writer.writeBytes(body);
+        }
+        return writer.toByteArray();
+    }
+
+    static java.util.List<Record> decodeBatch(byte[] bytes) {
+        BinaryReader reader = new BinaryReader(bytes);
+        int count = reader.readInt();
+        if (count < 0 || count > reader.remaining()) {
+            throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "batch of " + count + " changes in " + bytes.length + " bytes");
+        }
+        java.util.List<Record> requests = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            Class<? extends Record> type = Protocol.requestClass(reader.readInt());
+            requests.add(RecordCodec.decode(type, reader.readBytes()));
+        }
+        reader.expectEnd();
+        return requests;
+    }
+
+    static byte[] encodeResults(java.util.List<byte[]> results) {
+        BinaryWriter writer = new BinaryWriter(64 * results.size() + 16, 64 << 20);
+        writer.writeInt(results.size());
+        results.forEach(writer::writeBytes);
+        return writer.toByteArray();
+    }
+
+    static java.util.List<byte[]> decodeResults(byte[] bytes) {
+        BinaryReader reader = new BinaryReader(bytes);
+        int count = reader.readInt();
+        java.util.List<byte[]> results = new java.util.ArrayList<>(Math.max(0, count));
+        for (int i = 0; i < count; i++) {
+            results.add(reader.readBytes());
+        }
+        reader.expectEnd();
+        return results;
     }
 
     static byte[] ok(Record response) {

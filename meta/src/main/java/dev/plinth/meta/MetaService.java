@@ -44,12 +44,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The metadata role of one MDT: serves the namespace API over RPC. Before a change goes into
  * the log, the leader stamps it with its clock and places new files on chains, so that applying
- * the entry is deterministic on every replica. Also runs the leader's housekeeping: expiring
- * client sessions, and freeing the chunks of removed files on storage (the cleaner).
+ * the entry is deterministic on every replica. Changes that arrive together share one log entry:
+ * a batcher thread takes whatever is queued (up to 256 changes) as one entry, with a few entries
+ * in flight, so under concurrency the per-entry cost of the log is paid once per batch while a
+ * lone change waits for nobody. Also runs the leader's housekeeping: expiring client sessions,
+ * and freeing the chunks of removed files on storage (the cleaner).
  */
 public final class MetaService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetaService.class);
     private static final int CLEANER_QUEUE_MAX = 10_000;
+    private static final int CHANGE_QUEUE_MAX = 16_384;
+    private static final int ENTRIES_IN_FLIGHT_MAX = 4;
+
+    /** A stamped, placed change waiting for its log entry. */
+    private record PendingChange(Mutation mutation, Class<? extends Record> responseType, CompletableFuture<Record> result) {}
 
     private final MetaRaft raft;
     private final MetaStateMachine stateMachine;
@@ -61,6 +69,9 @@ public final class MetaService implements AutoCloseable {
     private final ScheduledExecutorService housekeeping;
     private final BlockingQueue<RemovedFile> removedFiles = new ArrayBlockingQueue<>(CLEANER_QUEUE_MAX);
     private final Thread cleaner;
+    private final BlockingQueue<PendingChange> changes = new ArrayBlockingQueue<>(CHANGE_QUEUE_MAX);
+    private final java.util.concurrent.Semaphore entriesInFlight = new java.util.concurrent.Semaphore(ENTRIES_IN_FLIGHT_MAX);
+    private final Thread batcher;
     private volatile boolean closed;
 
     public MetaService(MetaRaft raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
@@ -75,6 +86,7 @@ public final class MetaService implements AutoCloseable {
                 Thread.ofPlatform().name("meta-read-", 0).daemon().factory());
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("meta-housekeeping").daemon().factory());
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
+        this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
         stateMachine.onRemovedFiles(files -> files.forEach(file -> {
             if (!removedFiles.offer(file)) {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
@@ -84,6 +96,7 @@ public final class MetaService implements AutoCloseable {
 
     public void start() {
         stateMachine.pendingRemovedFiles(CLEANER_QUEUE_MAX / 2).forEach(removedFiles::offer);
+        batcher.start();
         cleaner.start();
         long period = Math.max(100, leaseMillis / 2);
         housekeeping.scheduleWithFixedDelay(this::expireSessions, period, period, TimeUnit.MILLISECONDS);
@@ -137,7 +150,63 @@ public final class MetaService implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) mutation));
-        return raft.write(MetaCodec.encodeRequest((Record) prepared)).thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
+        CompletableFuture<Record> result = new CompletableFuture<>();
+        if (closed || !changes.offer(new PendingChange(prepared, responseType, result))) {
+            return CompletableFuture.failedFuture(new PlinthException(closed ? ErrorCode.UNAVAILABLE : ErrorCode.BUSY,
+                    "metadata change queue is " + (closed ? "closed" : "full")));
+        }
+        return result;
+    }
+
+    /** Takes what is queued as one log entry, keeping at most a few entries in flight. */
+    private void batchLoop() {
+        List<PendingChange> batch = new ArrayList<>(MetaStateMachine.BATCH_CHANGES_MAX);
+        while (!closed) {
+            try {
+                PendingChange first = changes.poll(1, TimeUnit.SECONDS);
+                if (first == null) {
+                    continue;
+                }
+                entriesInFlight.acquire();
+                batch.add(first);
+                changes.drainTo(batch, MetaStateMachine.BATCH_CHANGES_MAX - 1);
+            } catch (InterruptedException e) {
+                break;
+            }
+            List<PendingChange> submitted = List.copyOf(batch);
+            batch.clear();
+            CompletableFuture<byte[]> written;
+            try {
+                written = raft.write(MetaCodec.encodeBatch(submitted.stream().map(change -> (Record) change.mutation()).toList()));
+            } catch (RuntimeException e) {
+                written = CompletableFuture.failedFuture(e);
+            }
+            written.whenComplete((bytes, failure) -> {
+                entriesInFlight.release();
+                if (failure != null) {
+                    Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                            ? failure.getCause() : failure;
+                    RuntimeException error = cause instanceof RuntimeException runtime
+                            ? runtime : new PlinthException(ErrorCode.UNAVAILABLE, "metadata log: " + cause, cause);
+                    submitted.forEach(change -> change.result().completeExceptionally(error));
+                    return;
+                }
+                List<byte[]> results = MetaCodec.decodeResults(bytes);
+                for (int i = 0; i < submitted.size(); i++) {
+                    PendingChange change = submitted.get(i);
+                    try {
+                        change.result().complete(MetaCodec.decodeResult(change.responseType(), results.get(i)));
+                    } catch (RuntimeException e) {
+                        change.result().completeExceptionally(e);
+                    }
+                }
+            });
+        }
+        PlinthException stopped = new PlinthException(ErrorCode.UNAVAILABLE, "metadata service stopped");
+        batch.forEach(change -> change.result().completeExceptionally(stopped));
+        List<PendingChange> left = new ArrayList<>();
+        changes.drainTo(left);
+        left.forEach(change -> change.result().completeExceptionally(stopped));
     }
 
     private Mutation place(Mutation mutation) {
@@ -257,9 +326,11 @@ public final class MetaService implements AutoCloseable {
     public void close() {
         closed = true;
         housekeeping.shutdownNow();
+        batcher.interrupt();
         cleaner.interrupt();
         readExecutor.shutdown();
         try {
+            batcher.join(5000);
             cleaner.join(5000);
             readExecutor.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

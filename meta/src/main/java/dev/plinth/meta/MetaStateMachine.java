@@ -136,7 +136,7 @@ public final class MetaStateMachine extends BaseStateMachine {
         long term = entry.getTerm();
         if (index <= appliedInStore) {
             updateLastAppliedTermIndex(term, index);
-            return CompletableFuture.completedFuture(Message.EMPTY);
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetaCodec.encodeResults(List.of()))));
         }
         byte[] result = apply(entry.getStateMachineLogEntry().getLogData().toByteArray(), term, index);
         appliedInStore = index;
@@ -144,66 +144,87 @@ public final class MetaStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result)));
     }
 
+    /** Changes per log entry at most; also bounds client ids made from an entry's index. */
+    static final int BATCH_CHANGES_MAX = 256;
+
     private byte[] apply(byte[] entry, long term, long index) {
-        Mutation mutation;
+        List<Record> changes;
         try {
-            mutation = (Mutation) MetaCodec.decodeRequest(entry);
+            changes = MetaCodec.decodeBatch(entry);
+            if (changes.size() > BATCH_CHANGES_MAX) {
+                throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "batch of " + changes.size() + " changes");
+            }
         } catch (RuntimeException e) {
-            // The leader validated this entry before it was logged; an undecodable one is a bug.
+            // The leader built this entry; an undecodable one is a bug. Skip it rather than stop the group.
             LOG.error("undecodable log entry {} skipped", index, e);
             try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
                 store.commit(batch, term, index);
             }
-            return MetaCodec.failed(ErrorCode.INTERNAL, "undecodable log entry");
+            return MetaCodec.encodeResults(List.of());
         }
-        OpHeader header = mutation.header();
-        byte[] dedupKey = header.clientId() != 0 && header.requestId() != 0
-                ? MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId()) : null;
-        if (dedupKey != null) {
-            byte[] earlier = store.get(dedupKey);
-            if (earlier != null) {
-                try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
-                    store.commit(batch, term, index);
-                }
-                return earlier;
-            }
-        }
-        byte[] result;
-        List<RemovedFile> removed = List.of();
-        WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-        try {
-            Namespace namespace = new Namespace(store, batch, mdtIndex, header);
-            try {
-                result = MetaCodec.ok(Operations.mutate(namespace, mutation, index, leaseMillis));
-                removed = new ArrayList<>(namespace.removedFiles());
-            } catch (PlinthException e) {
-                result = MetaCodec.failed(e.code(), e.detail());
-            } catch (RuntimeException e) {
-                LOG.error("bug while applying {} at index {}", mutation.getClass().getSimpleName(), index, e);
-                result = MetaCodec.failed(ErrorCode.INTERNAL, e.toString());
-            }
-            if (!(result[0] == 0)) {
-                // a failed change writes nothing but its result
-                batch.close();
-                batch = new WriteBatchWithIndex(true);
-                removed = List.of();
-            }
-            if (dedupKey != null) {
-                batch.put(dedupKey, result);
-                if (header.requestId() > DEDUP_WINDOW_PER_CLIENT) {
-                    batch.delete(MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId() - DEDUP_WINDOW_PER_CLIENT));
-                }
+        List<byte[]> results = new ArrayList<>(changes.size());
+        List<RemovedFile> removed = new ArrayList<>();
+        try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
+            for (int position = 0; position < changes.size(); position++) {
+                Mutation mutation = (Mutation) changes.get(position);
+                results.add(applyOne(batch, mutation, index * BATCH_CHANGES_MAX + position, removed));
             }
             store.commit(batch, term, index);
-        } catch (org.rocksdb.RocksDBException e) {
-            throw new IllegalStateException("metadata batch failed", e);
-        } finally {
-            batch.close();
         }
         if (!removed.isEmpty()) {
             removedFilesListener.accept(removed);
         }
+        return MetaCodec.encodeResults(results);
+    }
+
+    /**
+     * Applies one change of a batch. It runs after a savepoint, so a change that fails leaves
+     * nothing in the batch but its result; a change with a client and request id that was applied
+     * before (in an earlier entry or earlier in this batch) returns the stored result.
+     */
+    private byte[] applyOne(WriteBatchWithIndex batch, Mutation mutation, long newClientId, List<RemovedFile> removed) {
+        OpHeader header = mutation.header();
+        byte[] dedupKey = header.clientId() != 0 && header.requestId() != 0
+                ? MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId()) : null;
+        if (dedupKey != null) {
+            byte[] earlier = store.get(batch, dedupKey);
+            if (earlier != null) {
+                return earlier;
+            }
+        }
+        byte[] result;
+        batch.setSavePoint();
+        Namespace namespace = new Namespace(store, batch, mdtIndex, header);
+        try {
+            result = MetaCodec.ok(Operations.mutate(namespace, mutation, newClientId, leaseMillis));
+            removed.addAll(namespace.removedFiles());
+        } catch (PlinthException e) {
+            result = MetaCodec.failed(e.code(), e.detail());
+            rollback(batch);
+        } catch (RuntimeException e) {
+            LOG.error("bug while applying {}", mutation.getClass().getSimpleName(), e);
+            result = MetaCodec.failed(ErrorCode.INTERNAL, e.toString());
+            rollback(batch);
+        }
+        if (dedupKey != null) {
+            try {
+                batch.put(dedupKey, result);
+                if (header.requestId() > DEDUP_WINDOW_PER_CLIENT) {
+                    batch.delete(MetaKeys.twoIds(MetaKeys.DEDUP, header.clientId(), header.requestId() - DEDUP_WINDOW_PER_CLIENT));
+                }
+            } catch (org.rocksdb.RocksDBException e) {
+                throw new IllegalStateException("metadata batch failed", e);
+            }
+        }
         return result;
+    }
+
+    private static void rollback(WriteBatchWithIndex batch) {
+        try {
+            batch.rollbackToSavePoint();
+        } catch (org.rocksdb.RocksDBException e) {
+            throw new IllegalStateException("cannot roll back a failed change", e);
+        }
     }
 
     /** Serves a query from local state; the caller makes sure this replica may answer (leader, lease). */

@@ -27,7 +27,7 @@ import dev.plinth.wire.messages.MetaMessages.Query;
 final class Operations {
     private Operations() {}
 
-    static Record mutate(Namespace namespace, Mutation mutation, long logIndex, long leaseMillis) {
+    static Record mutate(Namespace namespace, Mutation mutation, long newClientId, long leaseMillis) {
         return switch (mutation) {
             case MetaMessages.Create request -> Create.apply(namespace, request);
             case MetaMessages.Mkdir request -> Mkdir.apply(namespace, request);
@@ -42,7 +42,7 @@ final class Operations {
             case MetaMessages.Open request -> OpenClose.open(namespace, request);
             case MetaMessages.Close request -> OpenClose.close(namespace, request);
             case MetaMessages.SetLayout request -> SetLayout.apply(namespace, request);
-            case MetaMessages.OpenSession request -> Sessions.open(namespace, request, logIndex, leaseMillis);
+            case MetaMessages.OpenSession request -> Sessions.open(namespace, request, newClientId, leaseMillis);
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
             case MetaMessages.ExpireSessions request -> Sessions.expire(namespace, request);

@@ -2,8 +2,6 @@ package dev.plinth.common.codec;
 
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
@@ -204,11 +202,16 @@ public final class RecordCodec {
         };
     }
 
+    /**
+     * How to take one record type apart and build it again. Uses core reflection (method handles
+     * inside since JDK 18): {@code MethodHandle.invokeWithArguments} on a handle that is not a
+     * constant built new lambda forms on every call and showed up in profiles of the metadata path.
+     */
     private static final class RecordShape {
         private final Class<?> type;
-        private MethodHandle[] accessors;
+        private java.lang.reflect.Method[] accessors;
         private FieldCodec[] codecs;
-        private MethodHandle constructor;
+        private java.lang.reflect.Constructor<?> constructor;
 
         RecordShape(Class<?> type) {
             if (!type.isRecord()) {
@@ -220,21 +223,20 @@ public final class RecordCodec {
         void resolve() {
             try {
                 RecordComponent[] components = type.getRecordComponents();
-                MethodHandle[] handles = new MethodHandle[components.length];
+                java.lang.reflect.Method[] methods = new java.lang.reflect.Method[components.length];
                 FieldCodec[] fieldCodecs = new FieldCodec[components.length];
                 Class<?>[] parameterTypes = new Class<?>[components.length];
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
                 for (int i = 0; i < components.length; i++) {
-                    components[i].getAccessor().setAccessible(true);
-                    handles[i] = lookup.unreflect(components[i].getAccessor());
+                    methods[i] = components[i].getAccessor();
+                    methods[i].setAccessible(true);
                     FieldCodec codec = codecFor(components[i].getGenericType());
                     fieldCodecs[i] = components[i].getType().isPrimitive() ? codec : nullable(codec);
                     parameterTypes[i] = components[i].getType();
                 }
                 var canonical = type.getDeclaredConstructor(parameterTypes);
                 canonical.setAccessible(true);
-                this.constructor = lookup.unreflectConstructor(canonical);
-                this.accessors = handles;
+                this.constructor = canonical;
+                this.accessors = methods;
                 this.codecs = fieldCodecs;
             } catch (ReflectiveOperationException e) {
                 throw new IllegalArgumentException("cannot encode " + type, e);
@@ -246,10 +248,10 @@ public final class RecordCodec {
                 for (int i = 0; i < accessors.length; i++) {
                     codecs[i].write(writer, accessors[i].invoke(value));
                 }
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable e) {
+            } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
             }
         }
 
@@ -259,13 +261,17 @@ public final class RecordCodec {
                 arguments[i] = codecs[i].read(reader);
             }
             try {
-                return constructor.invokeWithArguments(arguments);
-            } catch (PlinthException e) {
-                throw e;
-            } catch (NullPointerException | IllegalArgumentException | ClassCastException e) {
+                return constructor.newInstance(arguments);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof PlinthException plinth) {
+                    throw plinth;
+                }
+                throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "invalid " + type.getSimpleName() + ": " + cause);
+            } catch (IllegalArgumentException e) {
                 throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "invalid " + type.getSimpleName() + ": " + e.getMessage());
-            } catch (Throwable e) {
-                throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "cannot build " + type.getSimpleName() + ": " + e);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot build " + type.getSimpleName(), e);
             }
         }
     }

@@ -14,8 +14,8 @@ import dev.plinth.wire.messages.MetaMessages.SessionReply;
 import java.util.List;
 
 /**
- * Client sessions with leases. The client id is the Raft index of the OpenSession entry: unique
- * and the same on every replica. Expiry is decided by the leader's clock, written as an
+ * Client sessions with leases. The client id comes from the Raft index of the OpenSession entry
+ * and its position in the entry's batch: unique and the same on every replica. Expiry is decided by the leader's clock, written as an
  * ExpireSessions entry, so replicas agree on it.
  */
 public final class Sessions {
@@ -23,14 +23,14 @@ public final class Sessions {
 
     private Sessions() {}
 
-    public static SessionReply open(Namespace namespace, MetaMessages.OpenSession request, long logIndex, long leaseMillis) {
+    public static SessionReply open(Namespace namespace, MetaMessages.OpenSession request, long clientId, long leaseMillis) {
         String name = request.clientName() == null ? "" : request.clientName();
         if (name.length() > 256) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "client name too long");
         }
-        SessionRecord session = new SessionRecord(logIndex, name, namespace.now() + leaseMillis * 1_000_000);
-        namespace.put(MetaKeys.id(MetaKeys.SESSION, logIndex), MetaStore.encode(session));
-        return new SessionReply(logIndex, leaseMillis);
+        SessionRecord session = new SessionRecord(clientId, name, namespace.now() + leaseMillis * 1_000_000);
+        namespace.put(MetaKeys.id(MetaKeys.SESSION, clientId), MetaStore.encode(session));
+        return new SessionReply(clientId, leaseMillis);
     }
 
     public static SessionReply renew(Namespace namespace, MetaMessages.RenewSession request, long leaseMillis) {
