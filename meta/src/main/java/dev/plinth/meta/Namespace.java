@@ -110,7 +110,8 @@ public final class Namespace {
     /** Keys (and values) with {@code prefix} that sort after {@code after} (null: from the start), at most {@code limit}. */
     public List<byte[][]> scan(byte[] prefix, byte[] after, int limit) {
         List<byte[][]> result = new ArrayList<>();
-        try (RocksIterator iterator = store.iterator(batch)) {
+        try (MetaStore.Scan scan = store.scan(batch, MetaKeys.prefixEnd(prefix))) {
+            RocksIterator iterator = scan.iterator();
             if (after == null) {
                 iterator.seek(prefix);
             } else {

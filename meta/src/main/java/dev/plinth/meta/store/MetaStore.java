@@ -12,6 +12,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
 import org.rocksdb.WriteBatchWithIndex;
 import org.rocksdb.WriteOptions;
 
@@ -81,9 +82,27 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    public RocksIterator iterator(WriteBatchWithIndex batch) {
-        RocksIterator base = db.newIterator(readOptions);
-        return batch == null ? base : batch.newIteratorWithBase(base);
+    /**
+     * An iterator over keys below {@code upperBound} (exclusive), through {@code batch} if given.
+     * The bound matters: without it a prefix scan of an empty range walks on through every
+     * deleted key after it (RocksDB tombstones) to the next live key, a cost that grows with
+     * every change ever made. Close the returned scan.
+     */
+    public Scan scan(WriteBatchWithIndex batch, byte[] upperBound) {
+        Slice bound = new Slice(upperBound);
+        ReadOptions options = new ReadOptions().setIterateUpperBound(bound);
+        RocksIterator base = db.newIterator(options);
+        return new Scan(batch == null ? base : batch.newIteratorWithBase(base), options, bound);
+    }
+
+    /** A bounded iterator with the native objects it holds. */
+    public record Scan(RocksIterator iterator, ReadOptions options, Slice bound) implements AutoCloseable {
+        @Override
+        public void close() {
+            iterator.close();
+            options.close();
+            bound.close();
+        }
     }
 
     /** Commits a batch together with the Raft term and index it applies. */
