@@ -277,33 +277,54 @@ public final class MetaService implements AutoCloseable {
         }
     }
 
+    /**
+     * Frees the chunks of removed files, many at a time: the chunk removals go out in parallel and
+     * the files that are gone from storage are purged from the namespace with one change. A file
+     * whose removal failed stays recorded and is retried by the periodic scan.
+     */
     private void cleanLoop() {
+        List<RemovedFile> files = new ArrayList<>(MetaStateMachine.BATCH_CHANGES_MAX);
         while (!closed) {
-            RemovedFile file;
             try {
-                file = removedFiles.poll(1, TimeUnit.SECONDS);
+                RemovedFile first = removedFiles.poll(1, TimeUnit.SECONDS);
+                if (first == null) {
+                    continue;
+                }
+                files.add(first);
+                removedFiles.drainTo(files, MetaStateMachine.BATCH_CHANGES_MAX - 1);
             } catch (InterruptedException e) {
                 return;
             }
-            if (file == null) {
+            List<CompletableFuture<Long>> removals = files.stream().map(this::removeChunks).toList();
+            files.clear();
+            List<Long> purged = new ArrayList<>();
+            for (CompletableFuture<Long> removal : removals) {
+                try {
+                    purged.add(removal.join());
+                } catch (RuntimeException e) {
+                    if (!closed) {
+                        LOG.warn("freeing chunks of a removed file failed, will retry: {}", e.toString());
+                    }
+                }
+            }
+            if (purged.isEmpty()) {
                 continue;
             }
             try {
-                removeChunks(file);
-                mutate(new MetaMessages.PurgeRemoved(new OpHeader(0, 0, Credentials.ROOT, 0), List.of(file.inodeId())))
-                        .get(30, TimeUnit.SECONDS);
+                mutate(new MetaMessages.PurgeRemoved(new OpHeader(0, 0, Credentials.ROOT, 0), purged)).get(30, TimeUnit.SECONDS);
             } catch (Exception e) {
                 if (!closed) {
-                    LOG.warn("freeing chunks of removed file {} failed, will retry: {}", InodeId.format(file.inodeId()), e.toString());
+                    LOG.warn("purging {} removed files failed, will retry: {}", purged.size(), e.toString());
                 }
             }
         }
     }
 
-    private void removeChunks(RemovedFile file) {
+    /** Removes a file's chunk directory on every target of its chains; completes with its inode id. */
+    private CompletableFuture<Long> removeChunks(RemovedFile file) {
         ClusterMap map = clusterMap.get();
         List<CompletableFuture<?>> pending = new ArrayList<>();
-        for (int chainId : file.layout().chainIds()) {
+        for (int chainId : new java.util.LinkedHashSet<>(file.layout().chainIds())) {
             ChainInfo chain = map.chain(chainId);
             if (chain == null) {
                 continue;
@@ -314,12 +335,16 @@ public final class MetaService implements AutoCloseable {
                 if (node == null) {
                     continue;
                 }
-                pending.add(connections.get(HostPort.parse(node.rpcAddress()))
-                        .callAsync(new RemoveFile(targetId, file.inodeId()), null, java.time.Duration.ofSeconds(30))
-                        .thenAccept(response -> ((dev.plinth.wire.RpcResponse<?>) response).close()));
+                try {
+                    pending.add(connections.get(HostPort.parse(node.rpcAddress()))
+                            .callAsync(new RemoveFile(targetId, file.inodeId()), null, java.time.Duration.ofSeconds(30))
+                            .thenAccept(response -> ((dev.plinth.wire.RpcResponse<?>) response).close()));
+                } catch (RuntimeException e) {
+                    pending.add(CompletableFuture.failedFuture(e));
+                }
             }
         }
-        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
+        return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> file.inodeId());
     }
 
     @Override
