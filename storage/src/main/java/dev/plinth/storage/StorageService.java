@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.Reply;
+import dev.plinth.wire.RequestContext;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
@@ -71,7 +72,7 @@ public final class StorageService implements AutoCloseable {
     public void register(RpcDispatcher dispatcher) {
         dispatcher.register(WriteChunk.class, (context, request, data) -> {
             data.retain();
-            return onDisk(() -> {
+            return onDisk(context, () -> {
                 try {
                     long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.segmentCrcs());
                     return Reply.of(new WriteChunkResult(result[0], (int) result[1]));
@@ -80,7 +81,7 @@ public final class StorageService implements AutoCloseable {
                 }
             }, data::release);
         });
-        dispatcher.register(ReadChunk.class, (context, request, data) -> onDisk(() -> {
+        dispatcher.register(ReadChunk.class, (context, request, data) -> onDisk(context, () -> {
             ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
             ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
                     Arrays.stream(read.blockCrcs()).boxed().toList());
@@ -89,23 +90,33 @@ public final class StorageService implements AutoCloseable {
             }
             return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
         }, null));
-        dispatcher.register(TruncateObject.class, (context, request, data) -> onDisk(() -> {
+        dispatcher.register(TruncateObject.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).truncateObject(request.inodeId(), request.objectIndex(), request.objectLength(), request.chunkSizeBytes());
             return Reply.of(HandshakeMessages.EMPTY);
         }, null));
-        dispatcher.register(RemoveFile.class, (context, request, data) -> onDisk(() -> {
+        dispatcher.register(RemoveFile.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).removeFile(request.inodeId());
             return Reply.of(HandshakeMessages.EMPTY);
         }, null));
-        dispatcher.register(SyncFile.class, (context, request, data) -> onDisk(() -> {
+        dispatcher.register(SyncFile.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).syncFile(request.inodeId());
             return Reply.of(HandshakeMessages.EMPTY);
         }, null));
     }
 
-    private CompletableFuture<Reply> onDisk(Supplier<Reply> work, Runnable onRejected) {
+    /**
+     * Runs disk work on the I/O pool. A request whose deadline passed while it waited in the
+     * queue is answered TIMED_OUT without touching the disk: its caller has stopped waiting, and
+     * a retried write carries the same data.
+     */
+    private CompletableFuture<Reply> onDisk(RequestContext context, Supplier<Reply> work, Runnable onRejected) {
         try {
-            return CompletableFuture.supplyAsync(work, ioExecutor);
+            return CompletableFuture.supplyAsync(() -> {
+                if (context.expired()) {
+                    throw new PlinthException(ErrorCode.TIMED_OUT, "request expired in the storage queue");
+                }
+                return work.get();
+            }, ioExecutor);
         } catch (RejectedExecutionException e) {
             if (onRejected != null) {
                 onRejected.run();

@@ -21,7 +21,8 @@ public final class RpcDispatcher {
     }
 
     @SuppressWarnings("unchecked")
-    CompletableFuture<Reply> dispatch(RequestContext context, Record request, ByteBuf data) {
+    /** Runs the handler registered for the request's type; what the server does for each decoded frame. */
+    public CompletableFuture<Reply> dispatch(RequestContext context, Record request, ByteBuf data) {
         RpcHandler<Record> handler = (RpcHandler<Record>) handlers.get(request.getClass());
         if (handler == null) {
             return CompletableFuture.failedFuture(new PlinthException(ErrorCode.NOT_SUPPORTED,

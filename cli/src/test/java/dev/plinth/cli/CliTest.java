@@ -1,0 +1,112 @@
+package dev.plinth.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.server.MiniCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The commands the README shows, run as a user runs them, against an in-process cluster. */
+class CliTest {
+    @TempDir
+    static Path directory;
+    static MiniCluster cluster;
+
+    record Result(int exitCode, String out, String err) {}
+
+    @BeforeAll
+    static void start() {
+        cluster = MiniCluster.start(directory.resolve("data"));
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
+    private static Result plinth(String... arguments) {
+        List<String> all = new ArrayList<>(List.of(arguments));
+        if (!all.getFirst().equals("settings")) {
+            all.add(1, "--server=" + cluster.server().rpcAddress());
+            all.add(2, "--secret-file=" + cluster.server().secretFile());
+            if (all.get(0).equals("fs") || all.get(0).equals("pool")) {
+                // subcommand verbs: options go after the verb
+                String verb = all.remove(3);
+                all.add(1, verb);
+            }
+        }
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream capturedOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(capturedOut, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
+            var commandLine = Main.commandLine();
+            commandLine.setErr(new java.io.PrintWriter(System.err, true));
+            int code = commandLine.execute(all.toArray(String[]::new));
+            return new Result(code, capturedOut.toString(StandardCharsets.UTF_8), capturedErr.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void fileVerbsRoundTrip() throws Exception {
+        byte[] bytes = new byte[2_500_000];
+        new Random(9).nextBytes(bytes);
+        Path local = directory.resolve("local.bin");
+        Files.write(local, bytes);
+        assertThat(plinth("fs", "mkdir", "-p", "/datasets/imagenet").exitCode()).isZero();
+        assertThat(plinth("fs", "put", local.toString(), "/datasets/imagenet/").exitCode()).isZero();
+        Result listing = plinth("fs", "ls", "-l", "/datasets/imagenet");
+        assertThat(listing.out()).contains("local.bin").contains(Integer.toString(bytes.length)).contains("-rw-r--r--");
+        Path back = directory.resolve("back.bin");
+        assertThat(plinth("fs", "get", "/datasets/imagenet/local.bin", back.toString()).exitCode()).isZero();
+        assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        assertThat(plinth("fs", "mv", "/datasets/imagenet/local.bin", "/datasets/renamed.bin").exitCode()).isZero();
+        assertThat(plinth("fs", "stat", "/datasets/renamed.bin").out()).contains("size: " + bytes.length);
+        assertThat(plinth("fs", "rm", "/datasets/renamed.bin").exitCode()).isZero();
+        assertThat(plinth("fs", "rm", "-r", "/datasets").exitCode()).isZero();
+    }
+
+    @Test
+    void errorsAreOneLineWithExitCodes() {
+        Result missing = plinth("fs", "stat", "/no/such/file");
+        assertThat(missing.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(missing.err().strip()).startsWith("plinth: no such file or directory").doesNotContain("\n");
+        assertThat(plinth("fs", "mkdir", "/twice").exitCode()).isZero();
+        assertThat(plinth("fs", "mkdir", "/twice").err()).contains("file exists");
+        assertThat(plinth("fs", "frobnicate").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("setstripe", "-c", "0", "/twice").exitCode()).isEqualTo(Main.EXIT_FAILED);
+    }
+
+    @Test
+    void layoutPoolAndCapacityCommands() {
+        assertThat(plinth("fs", "mkdir", "/striped").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-c", "3", "-S", "256K", "/striped").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-c", "2", "/striped/new-file").exitCode()).isZero();
+        String json = plinth("getstripe", "--json", "/striped/new-file").out();
+        assertThat(json).contains("\"stripe_count\":2").contains("\"stripe_size\":262144").contains("\"pool\":\"default\"")
+                .contains("\"objects\":[{\"index\":0");
+        assertThat(plinth("getstripe", "/striped").out()).contains("lmm_stripe_count:  3");
+        assertThat(plinth("pool", "create", "fast", "1", "2").exitCode()).isZero();
+        assertThat(plinth("pool", "list").out()).contains("fast").contains("[1, 2]");
+        assertThat(plinth("setstripe", "--pool", "fast", "-c", "-1", "/striped/in-pool").exitCode()).isZero();
+        assertThat(plinth("getstripe", "--json", "/striped/in-pool").out()).contains("\"stripe_count\":2").contains("\"pool\":\"fast\"");
+        assertThat(plinth("pool", "create", "fast").err()).contains("file exists");
+        assertThat(plinth("df").out()).contains("target1").contains("filesystem");
+        assertThat(plinth("settings").out()).contains("layout.stripe-count");
+    }
+}
