@@ -232,7 +232,7 @@ public final class RpcClient implements AutoCloseable {
                 waiting.future().completeExceptionally(decodeError(frame));
             } else {
                 Record message = Protocol.decode(waiting.responseType(), frame.header());
-                waiting.future().complete(new RpcResponse<>(message, frame.data().retain().touch(message.getClass().getSimpleName())));
+                waiting.future().complete(new RpcResponse<>(message, frame.data().retain()));
             }
         } catch (RuntimeException e) {
             waiting.future().completeExceptionally(e);
