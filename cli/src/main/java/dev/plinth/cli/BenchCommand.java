@@ -59,6 +59,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warm", description = "Do not drop the page cache before reads (measures the software path, not the disk).")
     boolean warm;
 
+    @Option(names = "--short-circuit", description = "Also measure sequential read with short-circuit local reads (its own row).")
+    boolean shortCircuit;
+
     @Option(names = "--path", paramLabel = "PATH", defaultValue = "/.plinth-bench", description = "Scratch directory in the cluster (default ${DEFAULT-VALUE}).")
     String path;
 
@@ -109,6 +112,16 @@ final class BenchCommand implements Callable<Integer> {
             }
             double plinthRead = plinthSequentialRead(plinth, remoteFile, bytes);
             progress("plinth sequential read         %9.1f MiB/s", plinthRead);
+            double shortCircuitRead = 0;
+            if (shortCircuit) {
+                if (cachesDropped) {
+                    dropCaches();
+                }
+                try (PlinthClient direct = client.connect(client.config().with(dev.plinth.common.Settings.CLIENT_SHORT_CIRCUIT_READS, true))) {
+                    shortCircuitRead = plinthSequentialRead(direct, remoteFile, bytes);
+                    progress("plinth short-circuit read      %9.1f MiB/s (%d pieces read locally)", shortCircuitRead, direct.shortCircuitReads());
+                }
+            }
             plinth.delete(remoteFile);
 
             double[] localMetadata = localMetadata(local, files);
@@ -117,13 +130,18 @@ final class BenchCommand implements Callable<Integer> {
             progress("plinth create/stat/unlink      %9.0f / %.0f / %.0f per s", plinthMetadata[0], plinthMetadata[1], plinthMetadata[2]);
 
             double readBound = Math.min(localRead, network[0]);
-            List<Result> results = List.of(
+            String readBaseline = localRead <= network[0] ? "local disk (< loopback)" : "loopback TCP (< disk)";
+            List<Result> results = new java.util.ArrayList<>(List.of(
                     new Result("sequential write + fsync", localWrite, plinthWrite, "MiB/s", "local disk"),
-                    new Result("sequential read" + (cachesDropped ? "" : " (warm)"), readBound, plinthRead, "MiB/s",
-                            localRead <= network[0] ? "local disk (< loopback)" : "loopback TCP (< disk)"),
+                    new Result("sequential read" + (cachesDropped ? "" : " (warm)"), readBound, plinthRead, "MiB/s", readBaseline)));
+            if (shortCircuit) {
+                results.add(new Result("  short-circuit read" + (cachesDropped ? "" : " (warm)"), localRead, shortCircuitRead, "MiB/s",
+                        "local disk"));
+            }
+            results.addAll(List.of(
                     new Result("create", localMetadata[0], plinthMetadata[0], "ops/s", "local disk"),
                     new Result("stat", localMetadata[1], plinthMetadata[1], "ops/s", "local disk"),
-                    new Result("unlink", localMetadata[2], plinthMetadata[2], "ops/s", "local disk"));
+                    new Result("unlink", localMetadata[2], plinthMetadata[2], "ops/s", "local disk")));
             System.out.println();
             System.out.printf("%-30s %12s %12s %7s  %s%n", "benchmark", "baseline", "plinth", "ratio", "baseline is");
             for (Result result : results) {

@@ -33,8 +33,12 @@ final class ClientMixin {
     }
 
     PlinthClient connect() {
+        return connect(config());
+    }
+
+    PlinthClient connect(Config config) {
         HostPort address = serverAddress();
         return PlinthClient.connect(new ClientOptions(address, ClientOptions.findSecret(address, secretFile),
-                ClientOptions.processCredentials(), config(), "cli"));
+                ClientOptions.processCredentials(), config, "cli"));
     }
 }

@@ -42,8 +42,12 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     public PlinthClient client(Credentials credentials) {
+        return client(credentials, config);
+    }
+
+    public PlinthClient client(Credentials credentials, Config clientConfig) {
         return PlinthClient.connect(new ClientOptions(server.rpcAddress(), ClusterSecret.read(server.secretFile()), credentials,
-                config, "test"));
+                clientConfig, "test"));
     }
 
     /** Stops the server, then fails if any network buffer was leaked (by client or server). */

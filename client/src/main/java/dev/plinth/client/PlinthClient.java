@@ -54,6 +54,8 @@ public final class PlinthClient implements AutoCloseable {
     private final AtomicLong requestIds = new AtomicLong();
     private final ScheduledExecutorService renewer;
     private final long clientId;
+    private final LocalChunkReader localReader;
+    private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
 
     private PlinthClient(ClientOptions options, RpcConnections connections) {
@@ -64,6 +66,16 @@ public final class PlinthClient implements AutoCloseable {
         SessionReply session = Retry.call(timeoutMillis, () -> server().request(
                 new MetaMessages.OpenSession(new OpHeader(0, 0, options.credentials(), 0), options.clientName())), null);
         this.clientId = session.clientId();
+        if (options.config().get(Settings.CLIENT_SHORT_CIRCUIT_READS)) {
+            this.localReader = new LocalChunkReader(() -> clusterMap);
+            // file reads block: a few platform threads, a bounded queue, the caller runs them when it is full
+            this.localReadExecutor = new java.util.concurrent.ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS,
+                    new java.util.concurrent.ArrayBlockingQueue<>(256), Thread.ofPlatform().name("plinth-local-read-", 0).daemon().factory(),
+                    new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
+        } else {
+            this.localReader = null;
+            this.localReadExecutor = null;
+        }
         this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
         long period = Math.max(100, session.leaseMillis() / 3);
         renewer.scheduleWithFixedDelay(this::renewSession, period, period, TimeUnit.MILLISECONDS);
@@ -86,6 +98,20 @@ public final class PlinthClient implements AutoCloseable {
 
     long timeoutMillis() {
         return timeoutMillis;
+    }
+
+    /** The short-circuit reader, or null when short-circuit reads are off. */
+    LocalChunkReader localReader() {
+        return localReader;
+    }
+
+    java.util.concurrent.Executor localReadExecutor() {
+        return localReadExecutor;
+    }
+
+    /** How many chunk pieces were read directly from local target files (0 when short-circuit reads are off). */
+    public long shortCircuitReads() {
+        return localReader == null ? 0 : localReader.localReads();
     }
 
     private void renewSession() {
@@ -388,6 +414,9 @@ public final class PlinthClient implements AutoCloseable {
     @Override
     public void close() {
         renewer.shutdownNow();
+        if (localReadExecutor != null) {
+            localReadExecutor.shutdown();
+        }
         try {
             server().request(new MetaMessages.CloseSession(header()));
         } catch (RuntimeException e) {

@@ -480,6 +480,18 @@ public final class PlinthFile implements AutoCloseable {
 
     private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt) {
         int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
+        LocalChunkReader local = client.localReader();
+        java.nio.file.Path localRoot = local == null || attempt > 0 ? null : local.localRoot(targetId);
+        if (localRoot != null) {
+            return CompletableFuture.supplyAsync(() -> local.read(localRoot, inodeId, piece), client.localReadExecutor())
+                    .handle((slice, failure) -> {
+                        if (failure == null) {
+                            extent.set(index, slice);
+                            return CompletableFuture.<Void>completedFuture(null);
+                        }
+                        return readPiece(piece, extent, index, 1); // over the network, with its own retries
+                    }).thenCompose(f -> f);
+        }
         ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
                 piece.chunkOffset(), piece.length());
         CompletableFuture<RpcResponse<ReadChunkResult>> call;

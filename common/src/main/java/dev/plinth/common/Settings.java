@@ -59,6 +59,10 @@ public final class Settings {
     public static final Setting<Long> CLIENT_WRITE_BEHIND_BYTES = Setting.ofBytes("client.write-behind-bytes", 64L << 20,
             "Bytes of acknowledged-to-the-caller writes one client may hold in flight before a writer waits.");
 
+    public static final Setting<Boolean> CLIENT_SHORT_CIRCUIT_READS = Setting.ofBoolean("client.short-circuit-reads", false,
+            "Read chunk files directly when their target is on this host and readable by this process (as HDFS does), "
+                    + "checking the stored CRCs; any mismatch falls back to reading over the network.");
+
     public static List<Setting<?>> all() {
         List<Setting<?>> result = new ArrayList<>();
         for (Field field : Settings.class.getDeclaredFields()) {

@@ -1,5 +1,6 @@
 package dev.plinth.storage;
 
+import dev.plinth.common.ChunkFormat;
 import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
@@ -16,8 +17,7 @@ import java.util.Arrays;
  * with sendfile) and a meta file holding the format version, the chunk version, the length and a
  * CRC32C per 64 KiB block.
  *
- * <p>Meta file, format 1 (big-endian): u32 magic "PLCK", u16 format, u16 reserved, u64 chunk
- * version, u32 length, u32 block bytes, then one u32 CRC per block at a fixed slot, so a write
+ * <p>The meta file ({@link ChunkFormat}) holds one CRC per block at a fixed slot, so a write
  * rewrites only the header and the slots of the blocks it touched. Data is written before meta:
  * a crash in between leaves a block whose CRC does not match, which a read reports as
  * CHECKSUM_MISMATCH rather than returning wrong bytes.
@@ -25,9 +25,9 @@ import java.util.Arrays;
  * <p>Not thread-safe: {@link ChunkStore} serializes access per chunk.
  */
 final class ChunkFile implements AutoCloseable {
-    static final int MAGIC = 0x504C434B;
-    static final int FORMAT_VERSION = 1;
-    static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 4 + 4;
+    private static final int MAGIC = ChunkFormat.MAGIC;
+    private static final int FORMAT_VERSION = ChunkFormat.FORMAT_VERSION;
+    private static final int HEADER_BYTES = ChunkFormat.HEADER_BYTES;
     private static final int BLOCK = Crc32cBlocks.BLOCK_BYTES;
     private static final int ZERO_BLOCK_CRC = Crc32cBlocks.crc(new byte[BLOCK], 0, BLOCK);
 
@@ -47,14 +47,9 @@ final class ChunkFile implements AutoCloseable {
         this.meta = meta;
     }
 
-    static Path metaPathOf(Path dataPath) {
-        String name = dataPath.getFileName().toString();
-        return dataPath.resolveSibling(name.substring(0, name.length() - ".data".length()) + ".meta");
-    }
-
     /** Opens a chunk, creating empty files when {@code create} and it does not exist; null if absent. */
     static ChunkFile open(Path dataPath, boolean create) throws IOException {
-        Path metaPath = metaPathOf(dataPath);
+        Path metaPath = ChunkFormat.metaPath(dataPath);
         if (!create && !Files.exists(metaPath)) {
             return null;
         }
@@ -86,35 +81,10 @@ final class ChunkFile implements AutoCloseable {
             writeHeader();
             return;
         }
-        if (size < HEADER_BYTES) {
-            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is truncated");
-        }
-        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
-        readFully(meta, header, 0);
-        header.flip();
-        if (header.getInt() != MAGIC) {
-            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " has a bad magic number");
-        }
-        int format = header.getShort() & 0xFFFF;
-        if (format != FORMAT_VERSION) {
-            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk meta " + metaPath + " has format " + format);
-        }
-        header.getShort();
-        version = header.getLong();
-        length = header.getInt();
-        int blockBytes = header.getInt();
-        if (blockBytes != BLOCK || length < 0) {
-            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is inconsistent");
-        }
-        int blocks = Crc32cBlocks.blockCount(length);
-        ByteBuffer slots = ByteBuffer.allocate(blocks * 4);
-        if (size < HEADER_BYTES + (long) blocks * 4) {
-            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " lacks checksums");
-        }
-        readFully(meta, slots, HEADER_BYTES);
-        slots.flip();
-        crcs = new int[blocks];
-        slots.asIntBuffer().get(crcs);
+        ChunkFormat.Header header = ChunkFormat.readHeader(meta, metaPath);
+        version = header.version();
+        length = header.length();
+        crcs = ChunkFormat.readCrcs(meta, metaPath, 0, Crc32cBlocks.blockCount(length));
     }
 
     long version() {
@@ -198,7 +168,7 @@ final class ChunkFile implements AutoCloseable {
         int oldEnd = Math.min(blockEnd, oldLength);
         if (oldEnd > blockStart) {
             ByteBuffer old = merged.duplicate().limit(oldEnd - blockStart);
-            readFully(data, old, blockStart);
+            ChunkFormat.readFully(data, old, blockStart);
         }
         int from = Math.max(blockStart, offset);
         int to = Math.min(blockEnd, offset + bytes.remaining());
@@ -223,7 +193,7 @@ final class ChunkFile implements AutoCloseable {
         if (newLength % BLOCK != 0) {
             int last = blocks - 1;
             ByteBuffer tail = ByteBuffer.allocate(newLength - last * BLOCK);
-            readFully(data, tail, (long) last * BLOCK);
+            ChunkFormat.readFully(data, tail, (long) last * BLOCK);
             tail.flip();
             newCrcs[last] = Crc32cBlocks.crc(tail);
         }
@@ -240,7 +210,7 @@ final class ChunkFile implements AutoCloseable {
         for (int block = firstBlock; block <= lastBlock && block < crcs.length; block++) {
             int blockStart = block * BLOCK;
             ByteBuffer bytes = ByteBuffer.allocate(Math.min(BLOCK, length - blockStart));
-            readFully(data, bytes, blockStart);
+            ChunkFormat.readFully(data, bytes, blockStart);
             bytes.flip();
             if (Crc32cBlocks.crc(bytes) != crcs[block]) {
                 throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + block + " of " + dataPath);
@@ -267,16 +237,6 @@ final class ChunkFile implements AutoCloseable {
             writeFully(meta, slots, HEADER_BYTES + (long) firstBlock * 4);
         }
         writeHeader();
-    }
-
-    private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-        while (buffer.hasRemaining()) {
-            int read = channel.read(buffer, position);
-            if (read < 0) {
-                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk file shorter than its recorded length");
-            }
-            position += read;
-        }
     }
 
     private static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {

@@ -2,9 +2,9 @@ package dev.plinth.storage;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.ChunkFormat;
 import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.InodeId;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
@@ -31,7 +31,7 @@ import java.util.stream.Stream;
  *
  * <pre>
  *   DIR/target.properties                 target id and format version
- *   DIR/chunks/XX/INODE/O.C.data|.meta    chunk C of stripe object O of file INODE (XX: last byte of INODE)
+ *   DIR/chunks/XX/INODE/O.C.data|.meta    chunk C of stripe object O of file INODE ({@link ChunkFormat})
  * </pre>
  *
  * Open chunk files are cached (bounded, least recently used first out). Access to one chunk is
@@ -165,12 +165,11 @@ public final class ChunkStore implements AutoCloseable {
     }
 
     private Path inodeDirectory(long inodeId) {
-        String hex = InodeId.format(inodeId);
-        return chunksRoot.resolve(hex.substring(hex.length() - 2)).resolve(hex);
+        return ChunkFormat.inodeDirectory(root, inodeId);
     }
 
     private Path dataPath(ChunkId chunk) {
-        return inodeDirectory(chunk.inodeId()).resolve(chunk.objectIndex() + "." + chunk.chunkIndex() + ".data");
+        return ChunkFormat.dataPath(root, chunk.inodeId(), chunk.objectIndex(), chunk.chunkIndex());
     }
 
     private static void validate(ChunkId chunk, long offset, long length) {
@@ -347,7 +346,7 @@ public final class ChunkStore implements AutoCloseable {
         }
         try {
             long size = Files.exists(dataPath) ? Files.size(dataPath) : 0;
-            Files.deleteIfExists(ChunkFile.metaPathOf(dataPath));
+            Files.deleteIfExists(ChunkFormat.metaPath(dataPath));
             if (Files.deleteIfExists(dataPath)) {
                 usedBytes.addAndGet(-size);
             }

@@ -1,0 +1,88 @@
+package dev.plinth.common;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+
+/**
+ * The on-disk format of a chunk, in one place for the target that writes it and for a client
+ * that reads a local target's files directly (short-circuit reads).
+ *
+ * <pre>
+ *   TARGET/chunks/XX/INODE/O.C.data   the chunk's bytes as they are (XX: last byte of INODE in hex)
+ *   TARGET/chunks/XX/INODE/O.C.meta   u32 magic "PLCK", u16 format (1), u16 reserved, u64 chunk version,
+ *                                     u32 length, u32 block bytes, then one u32 CRC32C per block
+ * </pre>
+ */
+public final class ChunkFormat {
+    public static final int MAGIC = 0x504C434B;
+    public static final int FORMAT_VERSION = 1;
+    public static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 4 + 4;
+
+    private ChunkFormat() {}
+
+    /** A chunk's header: its version and length. */
+    public record Header(long version, int length) {}
+
+    public static Path inodeDirectory(Path targetRoot, long inodeId) {
+        String hex = InodeId.format(inodeId);
+        return targetRoot.resolve("chunks").resolve(hex.substring(hex.length() - 2)).resolve(hex);
+    }
+
+    public static Path dataPath(Path targetRoot, long inodeId, int objectIndex, long chunkIndex) {
+        return inodeDirectory(targetRoot, inodeId).resolve(objectIndex + "." + chunkIndex + ".data");
+    }
+
+    public static Path metaPath(Path dataPath) {
+        String name = dataPath.getFileName().toString();
+        return dataPath.resolveSibling(name.substring(0, name.length() - ".data".length()) + ".meta");
+    }
+
+    /** Reads and checks a meta file's header; a damaged one is CHECKSUM_MISMATCH, a newer format NOT_SUPPORTED. */
+    public static Header readHeader(FileChannel meta, Path metaPath) throws IOException {
+        if (meta.size() < HEADER_BYTES) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is truncated");
+        }
+        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+        readFully(meta, header, 0);
+        header.flip();
+        if (header.getInt() != MAGIC) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " has a bad magic number");
+        }
+        int format = header.getShort() & 0xFFFF;
+        if (format != FORMAT_VERSION) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk meta " + metaPath + " has format " + format);
+        }
+        header.getShort();
+        long version = header.getLong();
+        int length = header.getInt();
+        if (header.getInt() != Crc32cBlocks.BLOCK_BYTES || length < 0) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is inconsistent");
+        }
+        return new Header(version, length);
+    }
+
+    /** The stored CRCs of blocks [firstBlock, firstBlock + count). */
+    public static int[] readCrcs(FileChannel meta, Path metaPath, int firstBlock, int count) throws IOException {
+        ByteBuffer slots = ByteBuffer.allocate(count * 4);
+        if (meta.size() < HEADER_BYTES + (long) (firstBlock + count) * 4) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " lacks checksums");
+        }
+        readFully(meta, slots, HEADER_BYTES + (long) firstBlock * 4);
+        slots.flip();
+        int[] crcs = new int[count];
+        slots.asIntBuffer().get(crcs);
+        return crcs;
+    }
+
+    public static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+        while (buffer.hasRemaining()) {
+            int read = channel.read(buffer, position);
+            if (read < 0) {
+                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk file shorter than its recorded length");
+            }
+            position += read;
+        }
+    }
+}
