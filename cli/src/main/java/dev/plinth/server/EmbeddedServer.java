@@ -144,6 +144,8 @@ public final class EmbeddedServer implements AutoCloseable {
         httpAddress = startHttp(HostPort.parse(config.get(Settings.HTTP_LISTEN)));
         writeEndpoints();
         KnownServers.remember(rpcAddress, secretFile);
+        HostPort remembered = rpcAddress;
+        resources.add(() -> KnownServers.forget(remembered));
     }
 
     private List<ChunkStore> openTargets(Config config) throws IOException {

@@ -20,4 +20,13 @@ final class KnownServers {
             // not fatal: clients can still be given the secret file explicitly
         }
     }
+
+    /** Removes the copy when the server stops, so stopped servers (and test clusters) leave nothing behind. */
+    static void forget(HostPort server) {
+        try {
+            java.nio.file.Files.deleteIfExists(ClientOptions.knownSecretFile(server));
+        } catch (java.io.IOException e) {
+            // best effort
+        }
+    }
 }
