@@ -27,6 +27,8 @@ public final class Settings {
             "Requests one connection may have outstanding; a client waits, a server stops reading beyond it.");
     public static final Setting<Integer> RPC_CONNECTIONS_PER_SERVER = Setting.ofInt("rpc.connections-per-server", 4, "connections",
             "TCP connections a client keeps to each server, used in turn, so bulk data spreads over several network threads.");
+    public static final Setting<Long> RPC_HANDSHAKE_TIMEOUT_MILLIS = Setting.ofLong("rpc.handshake-timeout-millis", 10_000, "milliseconds",
+            "A connection that has not authenticated within this time is closed.");
     public static final Setting<Long> RPC_TIMEOUT_MILLIS = Setting.ofLong("rpc.timeout-millis", 30_000, "milliseconds",
             "Deadline of one RPC, sent with the request so the server can drop work nobody waits for.");
 

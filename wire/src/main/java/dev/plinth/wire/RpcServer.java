@@ -44,6 +44,7 @@ public final class RpcServer implements AutoCloseable {
     private final int nodeId;
     private final long frameBytesMax;
     private final int inflightRequestsMax;
+    private final long handshakeTimeoutMillis;
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
     private Channel serverChannel;
@@ -54,6 +55,7 @@ public final class RpcServer implements AutoCloseable {
         this.nodeId = nodeId;
         this.frameBytesMax = config.get(Settings.RPC_FRAME_BYTES_MAX);
         this.inflightRequestsMax = config.get(Settings.RPC_INFLIGHT_REQUESTS_MAX);
+        this.handshakeTimeoutMillis = config.get(Settings.RPC_HANDSHAKE_TIMEOUT_MILLIS);
         this.bossGroup = Transport.newGroup(1);
         this.workerGroup = Transport.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()));
     }
@@ -100,6 +102,18 @@ public final class RpcServer implements AutoCloseable {
 
         ConnectionHandler() {
             super(false);
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext context) throws Exception {
+            // a peer that connects and never authenticates must not hold a connection forever
+            context.executor().schedule(() -> {
+                if (!authenticated && context.channel().isActive()) {
+                    LOG.warn("closing connection from {}: no handshake within {} ms", context.channel().remoteAddress(), handshakeTimeoutMillis);
+                    context.close();
+                }
+            }, handshakeTimeoutMillis, TimeUnit.MILLISECONDS);
+            super.channelActive(context);
         }
 
         @Override

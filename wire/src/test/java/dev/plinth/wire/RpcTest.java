@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 
 class RpcTest {
     private final ClusterSecret secret = ClusterSecret.generate();
-    private final Config config = Config.defaults();
+    private final Config config = Config.defaults().with("rpc.handshake-timeout-millis", "300");
     private RpcServer server;
     private HostPort address;
     private RpcConnections connections;
@@ -117,6 +117,22 @@ class RpcTest {
         }
         // and a properly authenticated client still works
         assertThat(connections.get(address).<ClusterMap>request(new GetClusterMap()).version()).isEqualTo(7);
+    }
+
+    @Test
+    void silentConnectionsAreClosedAfterTheHandshakeTimeout() throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", address.port())) {
+            socket.setSoTimeout(10_000); // a read that is not ended by the server's close fails with a timeout
+            assertThat(socket.getInputStream().read()).isEqualTo(-1); // closed by the server, nothing sent
+        }
+        // authenticated connections are not affected
+        RpcClient client = connections.get(address);
+        try {
+            Thread.sleep(600);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        assertThat(client.<ClusterMap>request(new GetClusterMap()).version()).isEqualTo(7);
     }
 
     @Test
