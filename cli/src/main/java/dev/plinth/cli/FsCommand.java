@@ -72,8 +72,14 @@ final class FsCommand {
                     print(plinth, path, path.substring(path.lastIndexOf('/') + 1), target);
                     return 0;
                 }
-                for (DirEntry entry : plinth.list(path)) {
-                    print(plinth, join(path, entry.name()), entry.name(), longFormat ? plinth.lstat(join(path, entry.name())) : null);
+                if (longFormat) {
+                    for (PlinthClient.Listed listed : plinth.listWithAttributes(path)) {
+                        print(plinth, join(path, listed.entry().name()), listed.entry().name(), listed.attributes());
+                    }
+                } else {
+                    for (DirEntry entry : plinth.list(path)) {
+                        print(plinth, join(path, entry.name()), entry.name(), null);
+                    }
                 }
             }
             return 0;

@@ -224,6 +224,13 @@ class NamespaceTest {
         }
         assertThat(seen).doesNotContain("f02000");
         assertThat(root.stat("/many").linkCount()).isEqualTo(2);
+        // readdirplus: the same entries, each with its own attributes
+        List<PlinthClient.Listed> listed = root.listWithAttributes("/many");
+        assertThat(listed).hasSize(seen.size() - 2 + 1);
+        for (PlinthClient.Listed entry : listed.subList(0, 50)) {
+            assertThat(entry.attributes()).isEqualTo(root.getAttr(entry.entry().inodeId()));
+            assertThat(entry.attributes().inodeId()).isEqualTo(entry.entry().inodeId());
+        }
     }
 
     @Test

@@ -208,6 +208,11 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.ReadDir(header(), inodeId, afterName, limit));
     }
 
+    /** One page of entries with their attributes (readdirplus). */
+    public MetaMessages.ReadDirPlusReply readDirPlus(long inodeId, String afterName, int limit) {
+        return meta(new MetaMessages.ReadDirPlus(header(), inodeId, afterName, limit));
+    }
+
     public Attributes mkdir(long parentId, String name, int mode) {
         return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode)).attributes();
     }
@@ -356,6 +361,29 @@ public final class PlinthClient implements AutoCloseable {
             entries.addAll(page.entries());
             if (!page.more() || page.entries().isEmpty()) {
                 return entries;
+            }
+            after = page.entries().getLast().name();
+        }
+    }
+
+    /** An entry with its attributes, as {@link #listWithAttributes} returns them. */
+    public record Listed(DirEntry entry, Attributes attributes) {}
+
+    /** All entries of a directory with their attributes, a page per request. */
+    public List<Listed> listWithAttributes(String path) {
+        Attributes directory = stat(path);
+        if (!directory.isDirectory()) {
+            throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, path);
+        }
+        List<Listed> result = new ArrayList<>();
+        String after = "";
+        while (true) {
+            MetaMessages.ReadDirPlusReply page = readDirPlus(directory.inodeId(), after, READDIR_PAGE);
+            for (int i = 0; i < page.entries().size(); i++) {
+                result.add(new Listed(page.entries().get(i), page.attributes().get(i)));
+            }
+            if (!page.more() || page.entries().isEmpty()) {
+                return result;
             }
             after = page.entries().getLast().name();
         }

@@ -59,6 +59,7 @@ final class Operations {
             case MetaMessages.ResolvePath request -> ResolvePath.apply(namespace, request);
             case MetaMessages.GetAttr request -> GetAttr.apply(namespace, request);
             case MetaMessages.ReadDir request -> ReadDir.apply(namespace, request);
+            case MetaMessages.ReadDirPlus request -> ReadDir.plus(namespace, request);
             case MetaMessages.ReadLink request -> ReadLink.apply(namespace, request);
             case MetaMessages.GetXattr request -> Xattrs.get(namespace, request);
             case MetaMessages.ListXattr request -> Xattrs.list(namespace, request);

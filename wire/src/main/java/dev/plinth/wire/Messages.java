@@ -39,6 +39,7 @@ final class Messages {
         registry.register(105, MetaMessages.GetXattr.class, MetaMessages.XattrValue.class);
         registry.register(106, MetaMessages.ListXattr.class, MetaMessages.XattrNames.class);
         registry.register(107, MetaMessages.StatFs.class, MetaMessages.StatFsReply.class);
+        registry.register(108, MetaMessages.ReadDirPlus.class, MetaMessages.ReadDirPlusReply.class);
 
         registry.register(120, MetaMessages.Create.class, MetaMessages.CreateReply.class);
         registry.register(121, MetaMessages.Mkdir.class, MetaMessages.AttributesReply.class);

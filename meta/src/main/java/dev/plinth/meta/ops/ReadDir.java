@@ -6,7 +6,10 @@ import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.InodeRecord;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.ReadDirPlusReply;
 import dev.plinth.wire.messages.MetaMessages.ReadDirReply;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -19,13 +22,27 @@ public final class ReadDir {
     private ReadDir() {}
 
     public static ReadDirReply apply(Namespace namespace, MetaMessages.ReadDir request) {
-        if (request.limit() < 1 || request.limit() > PAGE_ENTRIES_MAX) {
+        return page(namespace, request.inodeId(), request.afterName(), request.limit());
+    }
+
+    /** The same page with each entry's attributes, read in the same request. */
+    public static ReadDirPlusReply plus(Namespace namespace, MetaMessages.ReadDirPlus request) {
+        ReadDirReply page = page(namespace, request.inodeId(), request.afterName(), request.limit());
+        List<Attributes> attributes = new ArrayList<>(page.entries().size());
+        for (DirEntry entry : page.entries()) {
+            attributes.add(namespace.inode(entry.inodeId()).toAttributes());
+        }
+        return new ReadDirPlusReply(page.entries(), attributes, page.more());
+    }
+
+    private static ReadDirReply page(Namespace namespace, long inodeId, String afterName, int limit) {
+        if (limit < 1 || limit > PAGE_ENTRIES_MAX) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "readdir limit must be 1.." + PAGE_ENTRIES_MAX);
         }
-        InodeRecord directory = namespace.directory(request.inodeId());
+        InodeRecord directory = namespace.directory(inodeId);
         namespace.check(directory, Namespace.READ);
-        List<DirEntry> entries = namespace.list(directory.inodeId(), request.afterName(), request.limit() + 1);
-        boolean more = entries.size() > request.limit();
-        return new ReadDirReply(more ? entries.subList(0, request.limit()) : entries, more);
+        List<DirEntry> entries = namespace.list(directory.inodeId(), afterName, limit + 1);
+        boolean more = entries.size() > limit;
+        return new ReadDirReply(more ? entries.subList(0, limit) : entries, more);
     }
 }

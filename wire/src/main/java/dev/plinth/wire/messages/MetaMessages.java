@@ -26,7 +26,7 @@ public final class MetaMessages {
     }
 
     /** A request that only reads: served by the leader without a log entry. */
-    public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadLink, GetXattr, ListXattr, StatFs {
+    public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs {
         OpHeader header();
     }
 
@@ -54,6 +54,12 @@ public final class MetaMessages {
     public record ReadDir(OpHeader header, long inodeId, String afterName, int limit) implements Query {}
 
     public record ReadDirReply(List<DirEntry> entries, boolean more) {}
+
+    /** ReadDir that also returns each entry's attributes (FUSE readdirplus, `ls -l`): one request per page. */
+    public record ReadDirPlus(OpHeader header, long inodeId, String afterName, int limit) implements Query {}
+
+    /** {@code attributes.get(i)} belongs to {@code entries.get(i)}. */
+    public record ReadDirPlusReply(List<DirEntry> entries, List<Attributes> attributes, boolean more) {}
 
     public record ReadLink(OpHeader header, long inodeId) implements Query {}
 
