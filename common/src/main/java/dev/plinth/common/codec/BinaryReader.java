@@ -82,6 +82,14 @@ public final class BinaryReader {
         }
     }
 
+    /** A reader over the next {@code count} bytes, which this reader then skips. */
+    public BinaryReader limited(int count) {
+        need(count);
+        ByteBuffer slice = buffer.slice(buffer.position(), count);
+        buffer.position(buffer.position() + count);
+        return new BinaryReader(slice);
+    }
+
     public int remaining() {
         return buffer.remaining();
     }

@@ -70,6 +70,19 @@ public final class BinaryWriter {
         writeBytes(value.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** Writes a placeholder int and returns where it is, for {@link #patchInt} once the value is known. */
+    public int reserveInt() {
+        int at = length;
+        writeInt(0);
+        return at;
+    }
+
+    public void patchInt(int at, int value) {
+        for (int shift = 24, i = at; shift >= 0; shift -= 8, i++) {
+            bytes[i] = (byte) (value >>> shift);
+        }
+    }
+
     public int length() {
         return length;
     }

@@ -13,13 +13,16 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Encodes records in a compact binary form, for wire messages and on-disk values alike, so that
- * both are declared once as plain records. Components are written in declaration order:
- * primitives big-endian, strings and byte arrays length-prefixed, lists count-prefixed, enums by
- * ordinal, nested records inline, and a presence byte before every reference that may be null.
+ * both are declared once as plain records. Every record (nested ones too) is a 4-byte length and
+ * then its components in declaration order: primitives big-endian, strings and byte arrays
+ * length-prefixed, lists count-prefixed, enums by ordinal, and a presence byte before every
+ * reference that may be null.
  *
  * <p>Compatibility rule: a record that is on the wire or on disk only ever gains components at the
  * end, and its enums only gain constants at the end; anything else needs a new format version.
- * Thread-safe.
+ * The length prefix is what makes the rule hold: a reader that knows fewer components skips the
+ * bytes it does not understand, and a reader that knows more gets null (or 0, false) for the
+ * components the writer did not have. Thread-safe.
  */
 public final class RecordCodec {
     private static final ConcurrentHashMap<Class<?>, RecordShape> SHAPES = new ConcurrentHashMap<>();
@@ -207,11 +210,31 @@ public final class RecordCodec {
      * inside since JDK 18): {@code MethodHandle.invokeWithArguments} on a handle that is not a
      * constant built new lambda forms on every call and showed up in profiles of the metadata path.
      */
+    private static Object defaultOf(Class<?> type) {
+        if (type == int.class) {
+            return 0;
+        }
+        if (type == long.class) {
+            return 0L;
+        }
+        if (type == boolean.class) {
+            return false;
+        }
+        if (type == double.class) {
+            return 0.0;
+        }
+        if (type == List.class) {
+            return List.of();
+        }
+        return null;
+    }
+
     private static final class RecordShape {
         private final Class<?> type;
         private java.lang.reflect.Method[] accessors;
         private FieldCodec[] codecs;
         private java.lang.reflect.Constructor<?> constructor;
+        private Class<?>[] parameterTypes;
 
         RecordShape(Class<?> type) {
             if (!type.isRecord()) {
@@ -236,6 +259,7 @@ public final class RecordCodec {
                 var canonical = type.getDeclaredConstructor(parameterTypes);
                 canonical.setAccessible(true);
                 this.constructor = canonical;
+                this.parameterTypes = parameterTypes;
                 this.accessors = methods;
                 this.codecs = fieldCodecs;
             } catch (ReflectiveOperationException e) {
@@ -245,9 +269,11 @@ public final class RecordCodec {
 
         void write(BinaryWriter writer, Record value) {
             try {
+                int lengthAt = writer.reserveInt();
                 for (int i = 0; i < accessors.length; i++) {
                     codecs[i].write(writer, accessors[i].invoke(value));
                 }
+                writer.patchInt(lengthAt, writer.length() - lengthAt - 4);
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
             } catch (java.lang.reflect.InvocationTargetException e) {
@@ -255,11 +281,18 @@ public final class RecordCodec {
             }
         }
 
-        Object read(BinaryReader reader) {
+        Object read(BinaryReader outer) {
+            int length = outer.readInt();
+            if (length < 0) {
+                throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "negative length of " + type.getSimpleName());
+            }
+            BinaryReader reader = outer.limited(length);
             Object[] arguments = new Object[codecs.length];
             for (int i = 0; i < codecs.length; i++) {
-                arguments[i] = codecs[i].read(reader);
+                // components the writer did not have (an older version) read as their defaults
+                arguments[i] = reader.remaining() > 0 ? codecs[i].read(reader) : defaultOf(parameterTypes[i]);
             }
+            // bytes after the known components come from a newer writer: skipped with the record
             try {
                 return constructor.newInstance(arguments);
             } catch (java.lang.reflect.InvocationTargetException e) {

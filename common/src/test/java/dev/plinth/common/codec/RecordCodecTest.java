@@ -20,6 +20,26 @@ class RecordCodecTest {
                 new Layout(2, 65536, 1 << 20, "fast", 1, List.of(4, 5)), new Credentials(1000, 100, List.of(5, 6)), List.of("a", "b"));
     }
 
+    record PointV1(int x, String label) {}
+
+    record PointV2(int x, String label, long z, String note, List<Integer> tags) {}
+
+    record ShapeV1(List<PointV1> points, String name) {}
+
+    record ShapeV2(List<PointV2> points, String name) {}
+
+    /** The compatibility rule holds: components appended later are skipped by old readers and default for new ones. */
+    @Test
+    void recordsThatGainTrailingComponentsStayReadable() {
+        byte[] newer = RecordCodec.encode(new ShapeV2(List.of(new PointV2(1, "a", 7, "n", List.of(3)), new PointV2(2, "b", 8, null, List.of())), "s"));
+        ShapeV1 readByOld = RecordCodec.decode(ShapeV1.class, newer);
+        assertThat(readByOld).isEqualTo(new ShapeV1(List.of(new PointV1(1, "a"), new PointV1(2, "b")), "s"));
+
+        byte[] older = RecordCodec.encode(new ShapeV1(List.of(new PointV1(5, "c")), "t"));
+        ShapeV2 readByNew = RecordCodec.decode(ShapeV2.class, older);
+        assertThat(readByNew).isEqualTo(new ShapeV2(List.of(new PointV2(5, "c", 0, null, List.of())), "t"));
+    }
+
     @Test
     void roundTrips() {
         Sample original = sample();
