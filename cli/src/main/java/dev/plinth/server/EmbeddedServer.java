@@ -19,7 +19,6 @@ import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.RpcServer;
 import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
-import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -119,15 +118,9 @@ public final class EmbeddedServer implements AutoCloseable {
         resources.add(rpcServer);
         rpcAddress = rpcServer.start(HostPort.parse(config.get(Settings.RPC_LISTEN)));
 
-        List<TargetUsage> usage = storage.usage();
-        List<String> paths = storage.targets().stream().map(t -> t.root().toString()).toList();
-        List<TargetUsage> ordered = new ArrayList<>();
-        List<String> orderedPaths = new ArrayList<>();
-        for (ChunkStore target : storage.targets()) {
-            ordered.add(usage.stream().filter(u -> u.targetId() == target.targetId()).findFirst().orElseThrow());
-            orderedPaths.add(target.root().toString());
-        }
-        mgmt.registerNode(NODE_ID, rpcAddress.toString(), ordered, orderedPaths.isEmpty() ? paths : orderedPaths);
+        List<ChunkStore> targets = storage.targets();
+        mgmt.registerNode(NODE_ID, rpcAddress.toString(), targets.stream().map(StorageService::usageOf).toList(),
+                targets.stream().map(target -> target.root().toString()).toList());
         meta.start();
 
         ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(

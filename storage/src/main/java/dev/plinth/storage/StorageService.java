@@ -58,7 +58,11 @@ public final class StorageService implements AutoCloseable {
     }
 
     public List<TargetUsage> usage() {
-        return targets.values().stream().map(t -> new TargetUsage(t.targetId(), t.capacityBytes(), t.usedBytes())).toList();
+        return targets.values().stream().map(StorageService::usageOf).toList();
+    }
+
+    public static TargetUsage usageOf(ChunkStore target) {
+        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes());
     }
 
     private ChunkStore target(int targetId) {
