@@ -54,8 +54,6 @@ public final class PlinthFile implements AutoCloseable {
     private static final int BUDGET_UNIT_BYTES = 4096;
     private static final int CHECKSUM_RETRIES = 3;
     private static final byte[] ZEROS = new byte[64 * 1024];
-    /** 1 PiB: the largest file; the metadata service enforces the same limit. */
-    public static final long FILE_SIZE_MAX = 1L << 50;
 
     private final PlinthClient client;
     private final long inodeId;
@@ -126,7 +124,7 @@ public final class PlinthFile implements AutoCloseable {
         }
         throwWriteFailure();
         int length = source.remaining();
-        if (offset < 0 || offset + length > FILE_SIZE_MAX) {
+        if (offset < 0 || offset + length > Layout.FILE_SIZE_MAX) {
             throw new PlinthException(offset < 0 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.FILE_TOO_LARGE, "write at " + offset);
         }
         if (length == 0) {

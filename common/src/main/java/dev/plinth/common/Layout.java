@@ -16,6 +16,8 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     public static final int CHUNK_SIZE_MIN = 64 * 1024;
     public static final int CHUNK_SIZE_MAX = 64 * 1024 * 1024;
     public static final String DEFAULT_POOL = "default";
+    /** 1 PiB: the largest file; writers and the metadata service both enforce it. */
+    public static final long FILE_SIZE_MAX = 1L << 50;
 
     public Layout {
         chainIds = List.copyOf(chainIds);

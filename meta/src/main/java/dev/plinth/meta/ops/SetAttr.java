@@ -10,6 +10,7 @@ import static dev.plinth.wire.messages.MetaMessages.SET_UID;
 
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
+import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.InodeRecord;
@@ -23,8 +24,6 @@ import dev.plinth.wire.messages.MetaMessages.AttributesReply;
  * stripe objects on storage when it shrinks a file.
  */
 public final class SetAttr {
-    public static final long FILE_SIZE_MAX = 1L << 50;
-
     private SetAttr() {}
 
     public static AttributesReply apply(Namespace namespace, MetaMessages.SetAttr request) {
@@ -66,7 +65,7 @@ public final class SetAttr {
             if (inode.type() != FileType.FILE) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "truncate of a symlink");
             }
-            if (request.sizeBytes() < 0 || request.sizeBytes() > FILE_SIZE_MAX) {
+            if (request.sizeBytes() < 0 || request.sizeBytes() > Layout.FILE_SIZE_MAX) {
                 throw new PlinthException(request.sizeBytes() < 0 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.FILE_TOO_LARGE, "size " + request.sizeBytes());
             }
             namespace.check(inode, Namespace.WRITE);
