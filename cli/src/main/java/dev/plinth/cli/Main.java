@@ -10,6 +10,8 @@ import picocli.CommandLine.Command;
         description = "Plinth: a tiered, striped file system for AI training clusters.",
         subcommands = {
                 ServerCommand.class,
+                MountCommand.class,
+                UmountCommand.class,
                 FsCommand.class,
                 SetstripeCommand.class,
                 GetstripeCommand.class,

@@ -1,6 +1,12 @@
 package dev.plinth.cli;
 
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
+import dev.plinth.fuse.FuseMount;
+import dev.plinth.fuse.MountOptions;
+import dev.plinth.wire.ClusterSecret;
+import java.nio.file.Files;
 import dev.plinth.server.EmbeddedServer;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
@@ -26,6 +32,12 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--targets", paramLabel = "N", description = "Storage targets to create on first start (setting server.targets, default 4).")
     Integer targets;
 
+    @Option(names = "--mount", paramLabel = "MOUNTPOINT", description = "Also mount the file system here with FUSE (created if missing).")
+    Path mountpoint;
+
+    @Option(names = "-o", paramLabel = "OPTIONS", description = "Mount options for --mount (see `plinth mount --help`).")
+    java.util.List<String> mountOptions = new java.util.ArrayList<>();
+
     @Mixin
     SettingsMixin settings;
 
@@ -42,8 +54,31 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
             config = config.with("server.targets", targets.toString());
         }
         EmbeddedServer server = EmbeddedServer.start(data, config);
+        PlinthClient mountClient = null;
+        FuseMount mount = null;
+        try {
+            if (mountpoint != null) {
+                MountOptions options = MountOptions.parse(String.join(",", mountOptions), config, MountCommand.isRoot());
+                Files.createDirectories(mountpoint);
+                mountClient = PlinthClient.connect(new ClientOptions(server.rpcAddress(), ClusterSecret.read(server.secretFile()),
+                        ClientOptions.processCredentials(), options.config(), "mount"));
+                mount = FuseMount.mount(mountClient, mountpoint, options);
+            }
+        } catch (RuntimeException | java.io.IOException e) {
+            if (mountClient != null) {
+                mountClient.close();
+            }
+            server.close();
+            throw e instanceof java.io.IOException io ? new java.io.UncheckedIOException(io) : (RuntimeException) e;
+        }
+        FuseMount startedMount = mount;
+        PlinthClient startedClient = mountClient;
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (startedMount != null) {
+                startedMount.close();
+                startedClient.close();
+            }
             server.close();
             stopped.countDown();
         }, "plinth-shutdown"));
@@ -52,6 +87,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         System.out.println("  http:    http://" + server.httpAddress() + "/healthz");
         System.out.println("  secret:  " + server.secretFile());
         System.out.println("  targets: " + server.storage().targets().size() + " under " + data.toAbsolutePath().resolve("targets"));
+        if (mount != null) {
+            System.out.println("  mount:   " + mount.mountpoint() + "   (plinth umount " + mount.mountpoint() + " to unmount)");
+        }
         System.out.println("  try:     bin/plinth fs put README.md /readme && bin/plinth fs ls /");
         System.out.flush();
         stopped.await();

@@ -51,6 +51,7 @@ public final class PlinthClient implements AutoCloseable {
     private final ClientOptions options;
     private final RpcConnections connections;
     private final long timeoutMillis;
+    private final long retryMillis;
     private final AtomicLong requestIds = new AtomicLong();
     private final ScheduledExecutorService renewer;
     private final long clientId;
@@ -62,6 +63,7 @@ public final class PlinthClient implements AutoCloseable {
         this.options = options;
         this.connections = connections;
         this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
+        this.retryMillis = options.config().get(Settings.CLIENT_RETRY_TIMEOUT_MILLIS);
         this.clusterMap = Retry.call(timeoutMillis, () -> server().request(new GetClusterMap()), null);
         SessionReply session = Retry.call(timeoutMillis, () -> server().request(
                 new MetaMessages.OpenSession(new OpHeader(0, 0, options.credentials(), 0), options.clientName())), null);
@@ -96,8 +98,25 @@ public final class PlinthClient implements AutoCloseable {
         return options;
     }
 
+    /** The deadline of one request. */
     long timeoutMillis() {
         return timeoutMillis;
+    }
+
+    /** How long a call retries through unavailability (0: forever). */
+    long retryMillis() {
+        return retryMillis;
+    }
+
+    /**
+     * Who the current call acts for: the FUSE mount and the S3 gateway serve many users through
+     * one client, so each request runs with its caller's credentials bound here.
+     */
+    public static final ScopedValue<Credentials> CALLER = ScopedValue.newInstance();
+
+    /** The credentials of the current call: the bound {@link #CALLER}, else this client's own. */
+    public Credentials caller() {
+        return CALLER.isBound() ? CALLER.get() : options.credentials();
     }
 
     /** The short-circuit reader, or null when short-circuit reads are off. */
@@ -128,7 +147,7 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     OpHeader header() {
-        return new OpHeader(clientId, requestIds.incrementAndGet(), options.credentials(), 0);
+        return new OpHeader(clientId, requestIds.incrementAndGet(), caller(), 0);
     }
 
     OpHeader header(Credentials credentials) {
@@ -137,7 +156,7 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Sends a metadata request, retrying (with the same request id) through transient failures. */
     <R extends Record> R meta(Record request) {
-        return Retry.call(timeoutMillis, () -> server().request(request), null);
+        return Retry.call(retryMillis, () -> server().request(request), null);
     }
 
     // ---- cluster
@@ -282,14 +301,14 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     private void checkAccess(Attributes attributes, int mask) {
-        if (!Permissions.allowed(options.credentials(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
+        if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
             meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true));
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "open of inode " + InodeId.format(attributes.inodeId()));
         }
     }
 
-    void close(long inodeId, long writtenEndBytes, boolean wrote, boolean release) {
-        meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release));
+    Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release) {
+        return this.<AttributesReply>meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release)).attributes();
     }
 
     // ---- path-level API (what the CLI and the NIO provider use)

@@ -70,6 +70,7 @@ public final class PlinthFile implements AutoCloseable {
     private boolean wrote;
     private long lastReadEnd = -1;
     private boolean closed;
+    private Attributes attributes;
 
     private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
 
@@ -82,6 +83,7 @@ public final class PlinthFile implements AutoCloseable {
         }
         this.writable = writable;
         this.sizeBytes = attributes.sizeBytes();
+        this.attributes = attributes;
         this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / READ_UNIT_BYTES);
         long budgetBytes = client.options().config().get(Settings.CLIENT_WRITE_BEHIND_BYTES);
         this.writeBudget = new Semaphore((int) Math.max(READ_UNIT_BYTES / BUDGET_UNIT_BYTES * 2, budgetBytes / BUDGET_UNIT_BYTES));
@@ -155,7 +157,7 @@ public final class PlinthFile implements AutoCloseable {
                     inflight.remove(write);
                 }
             });
-            sendWrite(request, data, done, System.nanoTime() + client.timeoutMillis() * 1_000_000);
+            sendWrite(request, data, done, Retry.deadlineNanos(client.retryMillis()));
         }
         source.position(position + length);
         sizeBytes = Math.max(sizeBytes, offset + length);
@@ -235,6 +237,35 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Makes what this handle wrote visible to other clients without forcing it to disk: waits for
+     * the targets to acknowledge and settles size and mtime with the metadata service. What a FUSE
+     * flush (every close(2)) does, so that close-to-open consistency holds across clients.
+     */
+    public synchronized void publish() {
+        flush();
+        if (wrote) {
+            settle(false);
+        }
+    }
+
+    /**
+     * Tells this handle that the file is at least {@code knownSize} bytes long: another handle
+     * in the same process wrote it, and a reader through this one should see those bytes.
+     */
+    public synchronized void observeSize(long knownSize) {
+        if (knownSize > sizeBytes) {
+            sizeBytes = knownSize;
+        }
+    }
+
+    /** Another handle cut the file to {@code newSize}: forget bytes past it that this one may hold. */
+    public synchronized void observeTruncate(long newSize) {
+        dropAllReadUnits();
+        sizeBytes = newSize;
+        writtenEndBytes = Math.min(writtenEndBytes, newSize);
+    }
+
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
         flush();
@@ -257,8 +288,13 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     private void settle(boolean release) {
-        client.close(inodeId, writtenEndBytes, wrote, release);
+        attributes = client.close(inodeId, writtenEndBytes, wrote, release);
         wrote = false;
+    }
+
+    /** The file's attributes as the metadata service gave them at open, or at the last settle (fsync, publish, close). */
+    public synchronized Attributes attributes() {
+        return attributes;
     }
 
     /** Cuts or extends the file to {@code newSize} bytes. */
@@ -465,7 +501,7 @@ public final class PlinthFile implements AutoCloseable {
         Extent extent = new Extent(offset, length, pieces);
         List<CompletableFuture<Void>> reads = new ArrayList<>(pieces.size());
         for (int i = 0; i < pieces.size(); i++) {
-            reads.add(readPiece(pieces.get(i), extent, i, 0));
+            reads.add(readPiece(pieces.get(i), extent, i, 0, Retry.deadlineNanos(client.retryMillis())));
         }
         return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).handle((ignored, failure) -> {
             if (failure != null) {
@@ -476,7 +512,7 @@ public final class PlinthFile implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt) {
+    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt, long deadlineNanos) {
         int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
         LocalChunkReader local = client.localReader();
         java.nio.file.Path localRoot = local == null || attempt > 0 ? null : local.localRoot(targetId);
@@ -487,7 +523,7 @@ public final class PlinthFile implements AutoCloseable {
                             extent.set(index, slice);
                             return CompletableFuture.<Void>completedFuture(null);
                         }
-                        return readPiece(piece, extent, index, 1); // over the network, with its own retries
+                        return readPiece(piece, extent, index, 1, deadlineNanos); // over the network, with its own retries
                     }).thenCompose(f -> f);
         }
         ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
@@ -508,13 +544,15 @@ public final class PlinthFile implements AutoCloseable {
                 }
             }
             RuntimeException error = RpcClient.unwrap(failure);
+            // a write racing with this read can change a block after its CRC was taken: read it again, a few times;
+            // an unavailable target is retried until the retry window closes (a server restarting, a failover)
             boolean retry = error instanceof PlinthException plinth
-                    && (plinth.code().retryable() || plinth.code() == ErrorCode.CHECKSUM_MISMATCH)
-                    && attempt < CHECKSUM_RETRIES;
+                    && ((plinth.code() == ErrorCode.CHECKSUM_MISMATCH && attempt < CHECKSUM_RETRIES)
+                            || (plinth.code().retryable() && System.nanoTime() < deadlineNanos));
             if (retry) {
-                // a write racing with this read can change a block after its CRC was taken: read it again
-                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt + 1),
-                        CompletableFuture.delayedExecutor(20L << attempt, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
+                long delayMillis = Math.min(1000, 20L << Math.min(attempt, 6));
+                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt + 1, deadlineNanos),
+                        CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
             }
             return CompletableFuture.<Void>failedFuture(error);
         }).thenCompose(f -> f);

@@ -12,8 +12,9 @@ import java.util.function.Supplier;
 final class Retry {
     private Retry() {}
 
+    /** Retries for up to {@code timeoutMillis}; 0 or less retries until the call succeeds or fails for good. */
     static <T> T call(long timeoutMillis, Supplier<T> attempt, Runnable beforeRetry) {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+        long deadline = deadlineNanos(timeoutMillis);
         long backoffMillis = 10;
         while (true) {
             try {
@@ -34,5 +35,10 @@ final class Retry {
                 beforeRetry.run();
             }
         }
+    }
+
+    /** The System.nanoTime() after which a retry window of {@code timeoutMillis} is over (0: never). */
+    static long deadlineNanos(long timeoutMillis) {
+        return timeoutMillis <= 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
     }
 }

@@ -34,7 +34,8 @@ public enum ErrorCode {
     NOT_LEADER(26, 11, true, "not the leader, retry elsewhere"),
     BUSY(27, 16, true, "resource busy"),
     INTERNAL(28, 5, false, "internal error"),
-    BAD_DESCRIPTOR(29, 9, false, "bad file descriptor");
+    BAD_DESCRIPTOR(29, 9, false, "bad file descriptor"),
+    READ_ONLY(30, 30, false, "read-only file system");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

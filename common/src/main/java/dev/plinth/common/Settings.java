@@ -65,6 +65,18 @@ public final class Settings {
             "Read chunk files directly when their target is on this host and readable by this process (as HDFS does), "
                     + "checking the stored CRCs; any mismatch falls back to reading over the network.");
 
+    public static final Setting<Long> CLIENT_RETRY_TIMEOUT_MILLIS = Setting.ofLong("client.retry-timeout-millis", 30_000, "milliseconds",
+            "How long a call keeps retrying while the cluster is unavailable (a server restarting or failing over) "
+                    + "before it fails; 0 retries until the cluster is back (a hard mount).");
+
+    // Mount (FUSE).
+    public static final Setting<Long> MOUNT_ATTR_TIMEOUT_MILLIS = Setting.ofLong("mount.attr-timeout-millis", 1_000, "milliseconds",
+            "How long the kernel may cache a file's attributes before asking again.");
+    public static final Setting<Long> MOUNT_ENTRY_TIMEOUT_MILLIS = Setting.ofLong("mount.entry-timeout-millis", 1_000, "milliseconds",
+            "How long the kernel may cache a name-to-inode lookup (and a failed lookup) before asking again.");
+    public static final Setting<Integer> MOUNT_THREADS = Setting.ofInt("mount.threads", 16, "threads",
+            "Threads serving FUSE requests; each waits on the kernel and serves one request at a time.");
+
     public static List<Setting<?>> all() {
         List<Setting<?>> result = new ArrayList<>();
         for (Field field : Settings.class.getDeclaredFields()) {

@@ -1,0 +1,93 @@
+package dev.plinth.cli;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.fuse.FuseMount;
+import dev.plinth.fuse.MountOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "mount", mixinStandardHelpOptions = true,
+        description = {"Mount the cluster's file system on MOUNTPOINT with FUSE.",
+                "Runs in the foreground until unmounted (`plinth umount`, `fusermount3 -u`, Ctrl-C or SIGTERM),",
+                "or with --daemon in the background once the mount is up.",
+                "Mount options (-o, comma separated, fstab style): hard (default: wait for an unavailable cluster),",
+                "soft,timeo=SECONDS (fail with EIO after that long), ro, allow_other (default as root),",
+                "attr_timeout=SECONDS, entry_timeout=SECONDS, threads=N, debug, and any setting as key=value.",
+                "_netdev, user_xattr, flock, defaults, rw, auto, noauto and nofail are accepted for fstab."})
+final class MountCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "MOUNTPOINT", description = "An existing directory.")
+    Path mountpoint;
+
+    @Option(names = "-o", paramLabel = "OPTIONS", description = "Mount options, comma separated; repeatable.")
+    List<String> options = new ArrayList<>();
+
+    @Option(names = "--daemon", description = "Run in the background; return once the file system is mounted.")
+    boolean daemon;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "With --daemon: where the mount process logs (default: /tmp/plinth-mount-UID.log).")
+    Path logFile;
+
+    @Mixin
+    ClientMixin client;
+
+    @Override
+    public Integer call() throws Exception {
+        MountOptions mountOptions = MountOptions.parse(String.join(",", options), client.config(), isRoot());
+        if (daemon) {
+            return startDaemon();
+        }
+        try (PlinthClient plinth = client.connect(mountOptions.config());
+             FuseMount mount = FuseMount.mount(plinth, mountpoint, mountOptions)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(mount::close, "plinth-unmount"));
+            System.out.println("plinth mounted " + client.serverAddress() + " on " + mount.mountpoint());
+            System.out.flush();
+            mount.awaitUnmounted();
+            System.out.println("plinth unmounted " + mount.mountpoint());
+        }
+        return 0;
+    }
+
+    static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    /** Starts this same command without --daemon in a new session, and waits for the mount to appear. */
+    private int startDaemon() throws IOException, InterruptedException {
+        ProcessHandle.Info self = ProcessHandle.current().info();
+        List<String> command = new ArrayList<>();
+        command.add("setsid");
+        command.add(self.command().orElseThrow(() -> new PlinthException(ErrorCode.INTERNAL, "cannot find this process's java")));
+        for (String argument : self.arguments().orElseThrow(() -> new PlinthException(ErrorCode.INTERNAL, "cannot read this process's arguments"))) {
+            if (!argument.equals("--daemon")) {
+                command.add(argument);
+            }
+        }
+        Path log = logFile != null ? logFile : Path.of(System.getProperty("java.io.tmpdir"), "plinth-mount-" + System.getProperty("user.name") + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (FuseMount.isMounted(mountpoint)) {
+                System.out.println("plinth mounted on " + mountpoint.toAbsolutePath().normalize() + " (pid " + process.pid() + ", log " + log + ")");
+                return 0;
+            }
+            if (!process.isAlive()) {
+                throw new PlinthException(ErrorCode.IO_ERROR, "the mount process exited with " + process.exitValue() + "; see " + log);
+            }
+            Thread.sleep(100);
+        }
+        process.destroy();
+        throw new PlinthException(ErrorCode.TIMED_OUT, "the file system did not appear on " + mountpoint + " within 60 s; see " + log);
+    }
+}
