@@ -284,6 +284,19 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.SetLayout(header(), inodeId, layout)).attributes();
     }
 
+    /**
+     * Takes, changes or releases a lock without waiting; the reply names a lock in the way if it
+     * could not be taken. The lock is held by this client's session and {@code lock.owner()}.
+     */
+    public MetaMessages.LockReply setLock(long inodeId, MetaMessages.FileLock lock) {
+        return meta(new MetaMessages.SetLock(header(), inodeId, lock));
+    }
+
+    /** F_GETLK: a lock that would block {@code lock}, if any. */
+    public MetaMessages.LockReply getLock(long inodeId, MetaMessages.FileLock lock) {
+        return meta(new MetaMessages.GetLock(header(), inodeId, lock));
+    }
+
     /** Opens a file by inode for I/O. */
     public PlinthFile open(long inodeId, boolean write) {
         Attributes attributes = this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();

@@ -35,7 +35,9 @@ public enum ErrorCode {
     BUSY(27, 16, true, "resource busy"),
     INTERNAL(28, 5, false, "internal error"),
     BAD_DESCRIPTOR(29, 9, false, "bad file descriptor"),
-    READ_ONLY(30, 30, false, "read-only file system");
+    READ_ONLY(30, 30, false, "read-only file system"),
+    TOO_MANY_LOCKS(31, 37, false, "no locks available"),
+    INTERRUPTED(32, 4, false, "interrupted");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

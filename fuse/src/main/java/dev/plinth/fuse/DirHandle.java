@@ -27,23 +27,26 @@ final class DirHandle {
     private final int pageSize;
     /** Index of the first child in a page, and the name that page is fetched after. */
     private final NavigableMap<Long, String> pageStarts = new TreeMap<>();
-    private Attributes self;
+    private final Attributes self;
     private long pageStart = -1;
     private ReadDirPlusReply page;
 
-    DirHandle(PlinthClient client, long inodeId, int pageSize) {
+    DirHandle(PlinthClient client, Attributes directory, int pageSize) {
         this.client = client;
-        this.inodeId = inodeId;
+        this.inodeId = directory.inodeId();
+        this.self = directory;
         this.pageSize = pageSize;
         pageStarts.put(0L, "");
+    }
+
+    /** The directory's attributes when it was opened. */
+    Attributes lastKnown() {
+        return self;
     }
 
     /** The entry at {@code index}, or null past the end. */
     Entry entry(long index) {
         if (index < DOT_ENTRIES) {
-            if (self == null) {
-                self = client.getAttr(inodeId);
-            }
             return new Entry(index == 0 ? "." : "..", self); // the kernel fills in ".."'s real inode itself
         }
         long child = index - DOT_ENTRIES;

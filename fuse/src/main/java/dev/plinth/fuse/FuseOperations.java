@@ -128,6 +128,9 @@ final class FuseOperations {
         put(ops, arena, OP_LISTXATTR, "listxattr", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_LONG));
         put(ops, arena, OP_REMOVEXATTR, "removexattr", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS));
         put(ops, arena, OP_CREATE, "create", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS, JAVA_INT, ADDRESS));
+        put(ops, arena, OP_GETLK, "getlk", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
+        put(ops, arena, OP_SETLK, "setlk", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+        put(ops, arena, OP_FLOCK, "flock", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS, JAVA_INT));
         return ops;
     }
 
@@ -149,7 +152,8 @@ final class FuseOperations {
             int capable = conn.get(JAVA_INT, CONN_CAPABLE);
             int want = conn.get(JAVA_INT, CONN_WANT);
             want |= capable & (CAP_ASYNC_READ | CAP_READDIRPLUS | CAP_READDIRPLUS_AUTO | CAP_AUTO_INVAL_DATA
-                    | CAP_PARALLEL_DIROPS | CAP_ATOMIC_O_TRUNC | CAP_ASYNC_DIO | CAP_CACHE_SYMLINKS);
+                    | CAP_PARALLEL_DIROPS | CAP_ATOMIC_O_TRUNC | CAP_ASYNC_DIO | CAP_CACHE_SYMLINKS
+                    | CAP_POSIX_LOCKS | CAP_FLOCK_LOCKS);
             want &= ~CAP_WRITEBACK_CACHE; // writes go through to the cluster: other clients see them after close
             conn.set(JAVA_INT, CONN_WANT, want);
             conn.set(JAVA_INT, CONN_MAX_WRITE, MAX_IO_BYTES);
@@ -178,7 +182,24 @@ final class FuseOperations {
     }
 
     void getattr(MemorySegment req, long ino, MemorySegment fi) {
-        serve(req, "getattr", () -> replyAttr(req, client.getAttr(ino)));
+        serve(req, "getattr", () -> {
+            Attributes attributes;
+            try {
+                attributes = client.getAttr(ino);
+            } catch (PlinthException e) {
+                // the kernel asks for a directory's attributes without its handle: find an open one
+                DirHandle removed = e.code() != ErrorCode.NOT_FOUND ? null
+                        : dirs.values().stream().filter(dir -> dir.lastKnown().inodeId() == ino).findAny().orElse(null);
+                if (removed == null) {
+                    throw e;
+                }
+                attributes = removed.lastKnown(); // fstat of an open directory that was removed, as a local file system answers
+                attributes = new Attributes(attributes.inodeId(), attributes.type(), attributes.mode(), attributes.uid(),
+                        attributes.gid(), 0, attributes.sizeBytes(), attributes.atimeNanos(), attributes.mtimeNanos(),
+                        attributes.ctimeNanos(), attributes.generation(), attributes.layout());
+            }
+            replyAttr(req, attributes);
+        });
     }
 
     void setattr(MemorySegment req, long ino, MemorySegment stat, int toSet, MemorySegment fi) {
@@ -415,8 +436,13 @@ final class FuseOperations {
     void flush(MemorySegment req, long ino, MemorySegment fi) {
         serve(req, "flush", () -> {
             OpenFile open = handle(fi);
-            if (open.writable()) {
-                open.file().publish();
+            try {
+                if (open.writable()) {
+                    open.file().publish();
+                }
+            } finally {
+                // close(2) drops the process's fcntl locks on the file, whichever descriptor took them
+                releaseLocks(ino, lockOwner(fi), MetaMessages.LOCK_POSIX);
             }
             replyError(req, 0);
         });
@@ -425,6 +451,9 @@ final class FuseOperations {
     void release(MemorySegment req, long ino, MemorySegment fi) {
         serve(req, "release", () -> {
             long fh = fileHandle(fi);
+            if ((fi.reinterpret(FI_SIZE).get(JAVA_BYTE, FI_BITS) & FI_BIT_FLOCK_RELEASE) != 0) {
+                releaseLocks(ino, lockOwner(fi), MetaMessages.LOCK_FLOCK);
+            }
             OpenFile open = files.remove(fh);
             if (open != null) {
                 Set<OpenFile> same = openByInode.get(open.inodeId());
@@ -454,6 +483,96 @@ final class FuseOperations {
         });
     }
 
+    // ---- locks
+
+    /** Which (inode, owner, kind) took a lock through this mount: only those need an unlock at close. */
+    private record LockHolder(long inodeId, long owner, int kind) {}
+
+    private final Set<LockHolder> lockHolders = ConcurrentHashMap.newKeySet();
+    private static final long LOCK_WAIT_MAX_MILLIS = 100;
+
+    void getlk(MemorySegment req, long ino, MemorySegment fi, MemorySegment flock) {
+        serve(req, "getlk", () -> {
+            MemorySegment lock = flock.reinterpret(FLOCK_SIZE);
+            MetaMessages.LockReply reply = client.getLock(ino, posixLock(lock, lockOwner(fi)));
+            if (reply.granted()) {
+                lock.set(JAVA_SHORT, L_TYPE, (short) F_UNLCK);
+            } else {
+                MetaMessages.FileLock conflict = reply.conflicts().getFirst();
+                lock.set(JAVA_SHORT, L_TYPE, (short) (conflict.type() == MetaMessages.LOCK_WRITE ? F_WRLCK : F_RDLCK));
+                lock.set(JAVA_SHORT, L_WHENCE, (short) 0);
+                lock.set(JAVA_LONG, L_START, conflict.start());
+                lock.set(JAVA_LONG, L_LEN, conflict.end() == MetaMessages.LOCK_TO_END ? 0 : conflict.end() - conflict.start());
+                lock.set(JAVA_INT, L_PID, conflict.pid());
+            }
+            reply(REPLY_LOCK, req, lock);
+        });
+    }
+
+    void setlk(MemorySegment req, long ino, MemorySegment fi, MemorySegment flock, int sleep) {
+        serve(req, "setlk", () -> {
+            MetaMessages.FileLock lock = posixLock(flock.reinterpret(FLOCK_SIZE), lockOwner(fi));
+            lockOrWait(req, ino, lock, sleep != 0);
+            replyError(req, 0);
+        });
+    }
+
+    void flock(MemorySegment req, long ino, MemorySegment fi, int operation) {
+        serve(req, "flock", () -> {
+            int type = (operation & LOCK_UN) != 0 ? MetaMessages.LOCK_UNLOCK
+                    : (operation & LOCK_EX) != 0 ? MetaMessages.LOCK_WRITE : MetaMessages.LOCK_READ;
+            MetaMessages.FileLock lock = new MetaMessages.FileLock(0, lockOwner(fi), pid(req), MetaMessages.LOCK_FLOCK, type,
+                    0, MetaMessages.LOCK_TO_END);
+            lockOrWait(req, ino, lock, (operation & LOCK_NB) == 0);
+            replyError(req, 0);
+        });
+    }
+
+    /** Takes the lock, or waits for it (polling, until granted or the caller is interrupted) when asked to. */
+    private void lockOrWait(MemorySegment req, long ino, MetaMessages.FileLock lock, boolean wait) throws Throwable {
+        if (lock.type() != MetaMessages.LOCK_UNLOCK) {
+            lockHolders.add(new LockHolder(ino, lock.owner(), lock.kind()));
+        }
+        long delayMillis = 2;
+        while (!client.setLock(ino, lock).granted()) {
+            if (!wait) {
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "lock held by another owner"); // EAGAIN
+            }
+            if ((int) REQ_INTERRUPTED.invokeExact(req) != 0) {
+                throw new PlinthException(ErrorCode.INTERRUPTED, "lock wait interrupted");
+            }
+            Thread.sleep(delayMillis);
+            delayMillis = Math.min(LOCK_WAIT_MAX_MILLIS, delayMillis * 2);
+        }
+    }
+
+    private void releaseLocks(long ino, long owner, int kind) {
+        if (lockHolders.remove(new LockHolder(ino, owner, kind))) {
+            client.setLock(ino, new MetaMessages.FileLock(0, owner, 0, kind, MetaMessages.LOCK_UNLOCK, 0, MetaMessages.LOCK_TO_END));
+        }
+    }
+
+    private static MetaMessages.FileLock posixLock(MemorySegment flock, long owner) {
+        int type = switch (flock.get(JAVA_SHORT, L_TYPE)) {
+            case F_RDLCK -> MetaMessages.LOCK_READ;
+            case F_WRLCK -> MetaMessages.LOCK_WRITE;
+            case F_UNLCK -> MetaMessages.LOCK_UNLOCK;
+            default -> throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "lock type " + flock.get(JAVA_SHORT, L_TYPE));
+        };
+        long start = flock.get(JAVA_LONG, L_START);
+        long length = flock.get(JAVA_LONG, L_LEN);
+        long end = length == 0 ? MetaMessages.LOCK_TO_END : start + length; // libfuse hands over start and a length >= 0
+        return new MetaMessages.FileLock(0, owner, flock.get(JAVA_INT, L_PID), MetaMessages.LOCK_POSIX, type, start, end);
+    }
+
+    private static long lockOwner(MemorySegment fi) {
+        return fi.reinterpret(FI_SIZE).get(JAVA_LONG, FI_LOCK_OWNER);
+    }
+
+    private static int pid(MemorySegment req) throws Throwable {
+        return ((MemorySegment) REQ_CTX.invokeExact(req)).reinterpret(16).get(JAVA_INT, CTX_PID);
+    }
+
     // ---- directories
 
     void opendir(MemorySegment req, long ino, MemorySegment fi) {
@@ -463,7 +582,7 @@ final class FuseOperations {
                 throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "opendir");
             }
             long fh = handles.incrementAndGet();
-            dirs.put(fh, new DirHandle(client, ino, READDIR_PAGE));
+            dirs.put(fh, new DirHandle(client, attributes, READDIR_PAGE));
             MemorySegment info = fi.reinterpret(FI_SIZE);
             info.set(JAVA_LONG, FI_FH, fh);
             reply(REPLY_OPEN, req, info);

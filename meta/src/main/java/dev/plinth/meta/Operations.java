@@ -3,6 +3,7 @@ package dev.plinth.meta;
 import dev.plinth.meta.ops.Create;
 import dev.plinth.meta.ops.GetAttr;
 import dev.plinth.meta.ops.Link;
+import dev.plinth.meta.ops.Locks;
 import dev.plinth.meta.ops.Lookup;
 import dev.plinth.meta.ops.Mkdir;
 import dev.plinth.meta.ops.OpenClose;
@@ -46,6 +47,7 @@ final class Operations {
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
             case MetaMessages.ExpireSessions request -> Sessions.expire(namespace, request);
+            case MetaMessages.SetLock request -> Locks.set(namespace, request);
             case MetaMessages.PurgeRemoved request -> {
                 request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
                 yield HandshakeMessages.EMPTY;
@@ -63,6 +65,7 @@ final class Operations {
             case MetaMessages.ReadLink request -> ReadLink.apply(namespace, request);
             case MetaMessages.GetXattr request -> Xattrs.get(namespace, request);
             case MetaMessages.ListXattr request -> Xattrs.list(namespace, request);
+            case MetaMessages.GetLock request -> Locks.get(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
         };
     }

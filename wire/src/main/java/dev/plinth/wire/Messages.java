@@ -40,6 +40,7 @@ final class Messages {
         registry.register(106, MetaMessages.ListXattr.class, MetaMessages.XattrNames.class);
         registry.register(107, MetaMessages.StatFs.class, MetaMessages.StatFsReply.class);
         registry.register(108, MetaMessages.ReadDirPlus.class, MetaMessages.ReadDirPlusReply.class);
+        registry.register(109, MetaMessages.GetLock.class, MetaMessages.LockReply.class);
 
         registry.register(120, MetaMessages.Create.class, MetaMessages.CreateReply.class);
         registry.register(121, MetaMessages.Mkdir.class, MetaMessages.AttributesReply.class);
@@ -59,5 +60,6 @@ final class Messages {
         registry.register(135, MetaMessages.CloseSession.class, Empty.class);
         registry.register(136, MetaMessages.ExpireSessions.class, Empty.class);
         registry.register(137, MetaMessages.PurgeRemoved.class, Empty.class);
+        registry.register(138, MetaMessages.SetLock.class, MetaMessages.LockReply.class);
     }
 }

@@ -64,7 +64,7 @@ public final class Sessions {
         return MetaStore.decode(SessionRecord.class, value);
     }
 
-    /** Ends a session: closes its open files and forgets its deduplicated results. */
+    /** Ends a session: closes its open files, releases its locks and forgets its deduplicated results. */
     private static void end(Namespace namespace, long clientId) {
         namespace.delete(MetaKeys.id(MetaKeys.SESSION, clientId));
         List<byte[][]> opens = namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_SESSION, clientId), null, Integer.MAX_VALUE);
@@ -78,6 +78,7 @@ public final class Sessions {
                 OpenClose.release(namespace, inode, clientId, OpenClose.count(pair[1]));
             }
         }
+        Locks.releaseSession(namespace, clientId);
         for (byte[][] pair : namespace.scan(MetaKeys.id(MetaKeys.DEDUP, clientId), null, Integer.MAX_VALUE)) {
             namespace.delete(pair[0]);
         }

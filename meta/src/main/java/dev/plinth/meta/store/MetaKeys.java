@@ -17,6 +17,8 @@ import java.nio.charset.StandardCharsets;
  *   0x52 client inode             the same, indexed by session (to close a session's files)
  *   0x60 inode                    orphan: unlinked while open
  *   0x70 inode                    removed file whose chunks are still to be freed (value: its layout)
+ *   0x80 inode                    file locks held on it (LockList)
+ *   0x81 client inode             the session holds locks on that inode (to release them when it ends)
  * </pre>
  */
 public final class MetaKeys {
@@ -30,6 +32,8 @@ public final class MetaKeys {
     public static final byte OPEN_BY_SESSION = 0x52;
     public static final byte ORPHAN = 0x60;
     public static final byte REMOVED = 0x70;
+    public static final byte LOCKS = (byte) 0x80;
+    public static final byte LOCKS_BY_SESSION = (byte) 0x81;
 
     private MetaKeys() {}
 

@@ -21,12 +21,14 @@ public final class MetaMessages {
 
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
-            SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved {
+            SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
+            SetLock {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
-    public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs {
+    public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
+            GetLock {
         OpHeader header();
     }
 
@@ -147,6 +149,42 @@ public final class MetaMessages {
 
     /** Written by the leader once the chunks of these deleted files are gone from storage. */
     public record PurgeRemoved(OpHeader header, List<Long> inodeIds) implements Mutation {}
+
+    // ---- file locks (flock and fcntl byte ranges), coherent across all clients
+
+    /** {@link FileLock#kind}: POSIX byte-range locks (fcntl) and BSD whole-file locks (flock) never conflict with each other. */
+    public static final int LOCK_POSIX = 0;
+    public static final int LOCK_FLOCK = 1;
+    /** {@link FileLock#type}. */
+    public static final int LOCK_READ = 0;
+    public static final int LOCK_WRITE = 1;
+    public static final int LOCK_UNLOCK = 2;
+    /** {@link FileLock#end} of a lock that reaches to the end of the file, however long it grows. */
+    public static final long LOCK_TO_END = Long.MAX_VALUE;
+
+    /**
+     * A lock held by {@code owner} of client session {@code clientId} on bytes [start, end).
+     * The owner is the client's own name for who holds it (FUSE's lock_owner: a process's file
+     * table for fcntl, an open file for flock); {@code pid} is reported to F_GETLK callers.
+     */
+    public record FileLock(long clientId, long owner, int pid, int kind, int type, long start, long end) {}
+
+    /**
+     * Takes, changes or releases a lock without waiting (F_SETLK, flock with LOCK_NB); waiting
+     * callers retry. The lock's clientId is ignored: the header's client holds it. Locks end
+     * with their session, so a dead client's locks go when its lease runs out.
+     */
+    public record SetLock(OpHeader header, long inodeId, FileLock lock) implements Mutation {}
+
+    /** F_GETLK: a lock that would block {@code lock}, if any. */
+    public record GetLock(OpHeader header, long inodeId, FileLock lock) implements Query {}
+
+    /** {@code conflicts} is empty when the lock was granted (or would be), else holds one lock in the way. */
+    public record LockReply(List<FileLock> conflicts) {
+        public boolean granted() {
+            return conflicts.isEmpty();
+        }
+    }
 
     /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
     public record RemovedFile(long inodeId, Layout layout) {}
