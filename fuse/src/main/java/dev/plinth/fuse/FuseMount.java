@@ -59,6 +59,7 @@ public final class FuseMount implements AutoCloseable {
         if (session.equals(MemorySegment.NULL)) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "libfuse rejected the mount options " + args);
         }
+        operations.attach(session);
         int result = (int) SESSION_MOUNT.invokeExact(session, arena.allocateFrom(mountpoint.toString()));
         if (result != 0) {
             SESSION_DESTROY.invokeExact(session);

@@ -87,6 +87,13 @@ final class FuseOperations {
         this.entryTimeoutSeconds = options.config().get(Settings.MOUNT_ENTRY_TIMEOUT_MILLIS) / 1000.0;
     }
 
+    /** The libfuse session, once mounted: needed to send the kernel invalidations. */
+    private volatile MemorySegment session;
+
+    void attach(MemorySegment session) {
+        this.session = session;
+    }
+
     /** Files open through this mount now. */
     int openFiles() {
         return files.size();
@@ -371,11 +378,23 @@ final class FuseOperations {
             byte bits = info.get(JAVA_BYTE, FI_BITS);
             if (validators.unchanged(open.file().attributes()) && (flags & 01000) == 0) {
                 bits |= FI_BIT_KEEP_CACHE;
+            } else {
+                // changed elsewhere (or never seen): the kernel drops cached pages itself when keep_cache is
+                // off, but keeps cached attributes until they time out; make it ask again, or it would
+                // read the new contents only up to the old size
+                invalidateAttributes(ino);
             }
             info.set(JAVA_BYTE, FI_BITS, bits);
             info.set(JAVA_LONG, FI_FH, register(open));
             reply(REPLY_OPEN, req, info);
         });
+    }
+
+    private void invalidateAttributes(long ino) throws Throwable {
+        MemorySegment connected = session;
+        if (connected != null) {
+            int ignored = (int) NOTIFY_INVAL_INODE.invokeExact(connected, ino, -1L, 0L); // -1: attributes only
+        }
     }
 
     private OpenFile openFile(long ino, int flags) {
@@ -719,6 +738,10 @@ final class FuseOperations {
 
     // ---- helpers
 
+    /** Operations that name their inode by number: a missing inode there means a stale cached name. */
+    private static final Set<String> BY_INODE = Set.of("getattr", "setattr", "open", "opendir", "readlink", "getxattr",
+            "listxattr", "setxattr", "removexattr", "link");
+
     private interface Action {
         void run() throws Throwable;
     }
@@ -741,6 +764,12 @@ final class FuseOperations {
                 return null;
             });
         } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND && BY_INODE.contains(operation)) {
+                // the kernel's cached name points at an inode that is gone (replaced by a rename or unlinked
+                // elsewhere): ESTALE makes the VFS look the name up again and retry, as NFS's close-to-open does
+                replyError(req, ErrorCode.STALE_HANDLE.errno());
+                return;
+            }
             if (e.code() == ErrorCode.INTERNAL || e.code() == ErrorCode.IO_ERROR || e.code() == ErrorCode.PROTOCOL_ERROR) {
                 LOG.warn("{} failed: {}", operation, e.getMessage());
             }
