@@ -28,13 +28,18 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static ServerProcess start(Path data, Path log) throws IOException, InterruptedException {
+        return start(data, log, "127.0.0.1:0");
+    }
+
+    /** Starts on a given address, so that a restarted server is found where clients left it. */
+    static ServerProcess start(Path data, Path log, String listen) throws IOException, InterruptedException {
         Files.createDirectories(data);
         Path endpoints = data.resolve("endpoints.json");
         Files.deleteIfExists(endpoints);
         String java = ProcessHandle.current().info().command().orElseThrow();
         Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main",
-                "server", "--data", data.toString(), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"))
+                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0"))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {

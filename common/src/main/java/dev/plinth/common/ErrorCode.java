@@ -37,7 +37,8 @@ public enum ErrorCode {
     BAD_DESCRIPTOR(29, 9, false, "bad file descriptor"),
     READ_ONLY(30, 30, false, "read-only file system"),
     TOO_MANY_LOCKS(31, 37, false, "no locks available"),
-    INTERRUPTED(32, 4, false, "interrupted");
+    INTERRUPTED(32, 4, false, "interrupted"),
+    WOULD_BLOCK(33, 11, false, "resource temporarily unavailable");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

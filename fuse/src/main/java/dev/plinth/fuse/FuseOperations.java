@@ -555,7 +555,7 @@ final class FuseOperations {
         long delayMillis = 2;
         while (!client.setLock(ino, lock).granted()) {
             if (!wait) {
-                throw new PlinthException(ErrorCode.UNAVAILABLE, "lock held by another owner"); // EAGAIN
+                throw new PlinthException(ErrorCode.WOULD_BLOCK, "lock held by another owner");
             }
             if ((int) REQ_INTERRUPTED.invokeExact(req) != 0) {
                 throw new PlinthException(ErrorCode.INTERRUPTED, "lock wait interrupted");
@@ -768,6 +768,12 @@ final class FuseOperations {
                 // the kernel's cached name points at an inode that is gone (replaced by a rename or unlinked
                 // elsewhere): ESTALE makes the VFS look the name up again and retry, as NFS's close-to-open does
                 replyError(req, ErrorCode.STALE_HANDLE.errno());
+                return;
+            }
+            if (e.code().retryable()) {
+                // the cluster stayed unavailable for the whole retry window (a soft mount's timeo): EIO, as NFS soft mounts
+                LOG.warn("{} failed: cluster unavailable: {}", operation, e.getMessage());
+                replyError(req, EIO);
                 return;
             }
             if (e.code() == ErrorCode.INTERNAL || e.code() == ErrorCode.IO_ERROR || e.code() == ErrorCode.PROTOCOL_ERROR) {
