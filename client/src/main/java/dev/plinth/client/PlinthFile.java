@@ -53,6 +53,8 @@ public final class PlinthFile implements AutoCloseable {
     private static final int READ_UNIT_BYTES = 1 << 20;
     private static final int BUDGET_UNIT_BYTES = 4096;
     private static final int CHECKSUM_RETRIES = 3;
+    /** How many read units behind the furthest read a read still counts as part of a sequential stream. */
+    private static final int STREAM_SLACK_UNITS = 2;
     private static final byte[] ZEROS = new byte[64 * 1024];
 
     private final PlinthClient client;
@@ -348,9 +350,15 @@ public final class PlinthFile implements AutoCloseable {
         if (hasInflightWrites) {
             flush(); // a handle reads its own writes
         }
-        boolean sequential = offset == lastReadEnd || (offset == 0 && lastReadEnd < 0);
+        // A stream need not arrive in order: the kernel (FUSE) sends read-ahead requests concurrently, so a
+        // read a little behind or ahead of the last one still belongs to the stream and its read-ahead
+        boolean sequential = offset == lastReadEnd || (offset == 0 && lastReadEnd < 0)
+                || (lastReadEnd >= 0 && offset >= lastReadEnd - (long) STREAM_SLACK_UNITS * READ_UNIT_BYTES
+                        && offset <= lastReadEnd + (long) readaheadUnits * READ_UNIT_BYTES);
         if (sequential) {
             readThroughUnits(offset, length, target);
+            lastReadEnd = Math.max(lastReadEnd, offset + length);
+            return length;
         } else {
             dropAllReadUnits();
             Extent extent = await(fetch(offset, length));
@@ -382,11 +390,12 @@ public final class PlinthFile implements AutoCloseable {
             long to = Math.min(end, extent.start + extent.length);
             extent.copyTo(from, (int) (to - from), target);
         }
-        // drop units behind the reader
+        // drop units well behind the reader (a few stay for reads that arrive out of order)
+        long headUnit = Math.max(lastUnit, Math.max(0, lastReadEnd - 1) / READ_UNIT_BYTES);
         Iterator<Map.Entry<Long, CompletableFuture<Extent>>> entries = readUnits.entrySet().iterator();
         while (entries.hasNext()) {
             Map.Entry<Long, CompletableFuture<Extent>> entry = entries.next();
-            if (entry.getKey() < lastUnit) {
+            if (entry.getKey() < headUnit - STREAM_SLACK_UNITS) {
                 release(entry.getValue());
                 entries.remove();
             }

@@ -1,0 +1,61 @@
+#!/bin/bash
+# The FUSE mount against the local disk and MooseFS (one copy), side by side in one run:
+# ../shared/bench/fio-suite.sh for data, ../shared/bench/mdbench.c for metadata, iperf3 for
+# loopback TCP. Prints every figure and the ratios the FUSE issue sets targets for.
+#   usage: bench/fuse-compare.sh [BASE_DIR=/tmp/plinth-bench] [SIZE=1G] [MD_THREADS=4] [MD_FILES=2000]
+# Needs root, fuse3, fio, iperf3, gcc and MooseFS (moosefs-master moosefs-chunkserver moosefs-client).
+set -eu
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=$(realpath "$HERE/../shared")
+BASE=$(realpath -m "${1:-/tmp/plinth-bench}"); SIZE=${2:-1G}; MD_THREADS=${3:-4}; MD_FILES=${4:-2000}
+OUT=$BASE/results.txt
+mkdir -p "$BASE/local"
+cleanup() {
+  [ -f "$BASE/plinth.pid" ] && kill "$(cat "$BASE/plinth.pid")" 2>/dev/null && sleep 3
+  mountpoint -q "$BASE/plinth/mnt" && fusermount3 -u -z "$BASE/plinth/mnt"
+  bash "$SHARED/peers/moosefs.sh" stop "$BASE/moosefs" >/dev/null 2>&1 || true
+  [ -n "${IPERF:-}" ] && kill "$IPERF" 2>/dev/null
+  return 0
+}
+trap cleanup EXIT
+
+gcc -O2 -pthread -o "$BASE/mdbench" "$SHARED/bench/mdbench.c"
+rm -rf "$BASE/plinth"; mkdir -p "$BASE/plinth"
+"$HERE/bin/plinth" server --data "$BASE/plinth" --mount "$BASE/plinth/mnt" --listen 127.0.0.1:7190 --http 127.0.0.1:7191 \
+  > "$BASE/plinth.log" 2>&1 & echo $! > "$BASE/plinth.pid"
+for _ in $(seq 120); do mountpoint -q "$BASE/plinth/mnt" && break; sleep 1; done
+mountpoint -q "$BASE/plinth/mnt" || { echo "plinth did not mount; see $BASE/plinth.log" >&2; exit 1; }
+bash "$SHARED/peers/moosefs.sh" start "$BASE/moosefs" >/dev/null
+MFS=$BASE/moosefs/mnt/goal1
+
+: > "$OUT"
+iperf3 -s -1 -p 5299 >/dev/null 2>&1 & IPERF=$!; sleep 1
+iperf3 -c 127.0.0.1 -p 5299 -t 5 -J | python3 -c 'import json,sys; print("loopback tcp %.1f MiB/s" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8/1048576))' | tee -a "$OUT"
+for target in "local:$BASE/local" "plinth:$BASE/plinth/mnt" "moosefs:$MFS"; do
+  label=${target%%:*}; dir=${target#*:}
+  bash "$SHARED/bench/fio-suite.sh" "$dir" "$label" "$SIZE" | tee -a "$OUT"
+  mkdir -p "$dir/md"; "$BASE/mdbench" "$dir/md" "$MD_THREADS" "$MD_FILES" | sed "s/^/$label mdbench /" | tee -a "$OUT"
+  "$BASE/mdbench" "$dir/md" 1 "$MD_FILES" | sed "s/^/$label mdbench-1 /" | tee -a "$OUT"
+  rmdir "$dir/md" 2>/dev/null || true
+done
+python3 - "$OUT" <<'PY'
+import re, sys
+v = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[:2] == ["loopback", "tcp"]: v["loopback"] = float(f[2])
+    elif len(f) >= 4 and f[1] in ("seqwrite", "seqread", "seqread-direct", "randread4k", "fsync4k"): v[(f[0], f[1])] = float(f[2])
+    elif len(f) > 2 and f[1].startswith("mdbench"):
+        for k, x in re.findall(r"(\S+)/s=(\d+)", line): v[(f[0], f[1], k)] = float(x)
+def r(a, b): return "%.2f" % (a / b) if b else "n/a"
+print("\nratios (targets: seqwrite >= 0.7 local and >= moosefs; seqread >= 0.7 min(local, loopback) and >= 3x moosefs; metadata >= 3x moosefs)")
+for job in ("seqwrite", "seqread", "seqread-direct", "randread4k", "fsync4k"):
+    p, l, m = v.get(("plinth", job)), v.get(("local", job)), v.get(("moosefs", job))
+    if p is None: continue
+    ref = min(l, v.get("loopback", l)) if job.startswith("seqread") else l
+    print(f"  {job:15s} plinth/local {r(p, ref)}   plinth/moosefs {r(p, m)}")
+for md in ("mdbench", "mdbench-1"):
+    for k in ("create", "stat", "unlink", "triple"):
+        p, m, l = v.get(("plinth", md, k)), v.get(("moosefs", md, k)), v.get(("local", md, k))
+        if p is not None: print(f"  {md:9s} {k:7s} plinth/moosefs {r(p, m)}   plinth/local {r(p, l)}")
+PY
