@@ -61,4 +61,33 @@ class SessionExpiryTest {
             assertThat(client.mkdir("/still-alive", 0755).isDirectory()).isTrue();
         }
     }
+
+    @Test
+    void deadClientsLocksEndWithItsLease() throws Exception {
+        var config = MiniCluster.testConfig().with("meta.session-lease-millis", "2000");
+        try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient client = cluster.client()) {
+            try (PlinthFile file = client.create("/locked", 0644, true, null)) {
+                file.write(0, ByteBuffer.wrap(new byte[10]));
+            }
+            long inode = client.stat("/locked").inodeId();
+            var exclusive = new MetaMessages.FileLock(0, 7, 1234, MetaMessages.LOCK_POSIX, MetaMessages.LOCK_WRITE, 0, MetaMessages.LOCK_TO_END);
+            try (RpcConnections raw = new RpcConnections(ClusterSecret.read(cluster.server().secretFile()), "doomed", config)) {
+                var server = raw.get(cluster.server().rpcAddress());
+                MetaMessages.SessionReply session = server.request(new MetaMessages.OpenSession(new OpHeader(0, 0, Credentials.ROOT, 0), "doomed"));
+                MetaMessages.LockReply taken = server.request(new MetaMessages.SetLock(
+                        new OpHeader(session.clientId(), 1, Credentials.ROOT, 0), inode, exclusive));
+                assertThat(taken.granted()).isTrue();
+                // the doomed client never renews and never unlocks
+            }
+            MetaMessages.LockReply blocked = client.setLock(inode, exclusive);
+            assertThat(blocked.granted()).isFalse();
+            assertThat(blocked.conflicts().getFirst().pid()).isEqualTo(1234);
+            long deadline = System.currentTimeMillis() + 20_000;
+            while (!client.setLock(inode, exclusive).granted() && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(client.getLock(inode, new MetaMessages.FileLock(0, 8, 1, MetaMessages.LOCK_POSIX, MetaMessages.LOCK_READ, 0, 1))
+                    .conflicts()).as("the live client holds it now").hasSize(1);
+        }
+    }
 }
