@@ -30,20 +30,21 @@ final class DfCommand implements Callable<Integer> {
                 throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.NOT_FOUND, "no pool '" + pool + "'");
             }
             System.out.printf("%-12s %5s %14s %14s %14s %5s %-8s%n", "TARGET", "NODE", "SIZE", "USED", "AVAILABLE", "USE%", "STATE");
-            long capacity = 0;
-            long used = 0;
+            java.util.List<TargetInfo> shown = new java.util.ArrayList<>();
             for (TargetInfo target : map.targets()) {
                 if (only != null && !only.targetIds().contains(target.targetId())) {
                     continue;
                 }
-                capacity += target.capacityBytes();
-                used += target.usedBytes();
+                shown.add(target);
                 System.out.printf("%-12s %5d %14s %14s %14s %4d%% %-8s%n", "target" + target.targetId(), target.nodeId(),
                         size(target.capacityBytes()), size(target.usedBytes()), size(target.freeBytes()),
                         percent(target.usedBytes(), target.capacityBytes()), target.state().name().toLowerCase(java.util.Locale.ROOT));
             }
+            // targets sharing a disk share its free space: the total counts it once, as statfs does
+            long used = shown.stream().mapToLong(TargetInfo::usedBytes).sum();
+            long free = dev.plinth.wire.messages.MgmtMessages.freeBytes(shown);
             System.out.printf("%-12s %5s %14s %14s %14s %4d%%%n", pool == null ? "filesystem" : "pool " + pool, "",
-                    size(capacity), size(used), size(Math.max(0, capacity - used)), percent(used, capacity));
+                    size(used + free), size(used), size(free), percent(used, used + free));
         }
         return 0;
     }

@@ -239,12 +239,9 @@ public final class MetaService implements AutoCloseable {
     }
 
     private MetaMessages.StatFsReply statFs() {
-        long capacity = 0;
-        long free = 0;
-        for (TargetInfo target : clusterMap.get().targets()) {
-            capacity += target.capacityBytes();
-            free += target.freeBytes();
-        }
+        long used = clusterMap.get().targets().stream().mapToLong(TargetInfo::usedBytes).sum();
+        long free = dev.plinth.wire.messages.MgmtMessages.freeBytes(clusterMap.get().targets());
+        long capacity = used + free;
         return new MetaMessages.StatFsReply(capacity, free, stateMachine.inodeCount(), 4096);
     }
 

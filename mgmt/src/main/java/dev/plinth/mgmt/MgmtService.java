@@ -83,7 +83,8 @@ public final class MgmtService {
                 throw new PlinthException(ErrorCode.ALREADY_EXISTS, "target " + usage.targetId() + " belongs to node " + existing.nodeId());
             }
             allTargets.remove(existing);
-            allTargets.add(new TargetInfo(usage.targetId(), nodeId, targetPaths.get(i), usage.capacityBytes(), usage.usedBytes(), TargetState.ONLINE));
+            allTargets.add(new TargetInfo(usage.targetId(), nodeId, targetPaths.get(i), usage.capacityBytes(), usage.usedBytes(), TargetState.ONLINE,
+                    usage.filesystemId()));
             if (existing == null) {
                 pools = changePool(pools, Layout.DEFAULT_POOL, members -> members.add(usage.targetId()));
             }
@@ -99,7 +100,8 @@ public final class MgmtService {
             TargetUsage usage = heartbeat.targets().stream().filter(u -> u.targetId() == target.targetId()).findFirst().orElse(null);
             if (usage != null && target.nodeId() == heartbeat.nodeId()) {
                 known = true;
-                targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), usage.capacityBytes(), usage.usedBytes(), TargetState.ONLINE));
+                targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), usage.capacityBytes(), usage.usedBytes(),
+                        TargetState.ONLINE, usage.filesystemId()));
             } else {
                 targets.add(target);
             }

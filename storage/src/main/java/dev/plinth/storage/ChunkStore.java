@@ -108,6 +108,15 @@ public final class ChunkStore implements AutoCloseable {
         return root;
     }
 
+    /** The device number of the file system under this target (0 where the platform does not say). */
+    public long filesystemId() {
+        try {
+            return ((Number) Files.getAttribute(root, "unix:dev")).longValue();
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return 0;
+        }
+    }
+
     public long usedBytes() {
         return usedBytes.get();
     }

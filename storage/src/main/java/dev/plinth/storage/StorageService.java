@@ -62,7 +62,7 @@ public final class StorageService implements AutoCloseable {
     }
 
     public static TargetUsage usageOf(ChunkStore target) {
-        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes());
+        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId());
     }
 
     private ChunkStore target(int targetId) {

@@ -10,7 +10,12 @@ public final class MgmtMessages {
 
     public record NodeInfo(int nodeId, String rpcAddress, boolean online) {}
 
-    public record TargetInfo(int targetId, int nodeId, String path, long capacityBytes, long usedBytes, TargetState state) {
+    /**
+     * {@code filesystemId} names the file system the target lives on (its device number on its
+     * node): targets that share one must count its free space once.
+     */
+    public record TargetInfo(int targetId, int nodeId, String path, long capacityBytes, long usedBytes, TargetState state,
+                             long filesystemId) {
         public long freeBytes() {
             return Math.max(0, capacityBytes - usedBytes);
         }
@@ -46,7 +51,19 @@ public final class MgmtMessages {
 
     public record UpdatePool(PoolOperation operation, String name, List<Integer> targetIds) {}
 
-    public record TargetUsage(int targetId, long capacityBytes, long usedBytes) {}
+    /**
+     * Free bytes of a set of targets, counting each file system once: targets on one disk each
+     * report that disk's free space, and a sum would show it several times over.
+     */
+    public static long freeBytes(java.util.Collection<TargetInfo> targets) {
+        java.util.Map<List<Long>, Long> byFilesystem = new java.util.HashMap<>();
+        for (TargetInfo target : targets) {
+            byFilesystem.merge(List.of((long) target.nodeId(), target.filesystemId()), target.freeBytes(), Math::max);
+        }
+        return byFilesystem.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    public record TargetUsage(int targetId, long capacityBytes, long usedBytes, long filesystemId) {}
 
     public record Heartbeat(int nodeId, List<TargetUsage> targets) {}
 }
