@@ -385,9 +385,20 @@ public final class PlinthFile implements AutoCloseable {
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
-            Extent extent = await(readUnits.get(unit));
-            long from = Math.max(offset, extent.start);
-            long to = Math.min(end, extent.start + extent.length);
+            long unitStart = unit * READ_UNIT_BYTES;
+            long from = Math.max(offset, unitStart);
+            long to = Math.min(end, unitStart + READ_UNIT_BYTES);
+            CompletableFuture<Extent> pending = readUnits.get(unit);
+            Extent extent = pending == null ? null : await(pending);
+            if (extent == null || extent.start + extent.length < to) {
+                // dropped behind the stream, or fetched when the file ended inside it and it has grown since
+                if (pending != null) {
+                    release(pending);
+                }
+                pending = fetch(unitStart, (int) Math.min(READ_UNIT_BYTES, sizeBytes - unitStart));
+                readUnits.put(unit, pending);
+                extent = await(pending);
+            }
             extent.copyTo(from, (int) (to - from), target);
         }
         // drop units well behind the reader (a few stay for reads that arrive out of order)

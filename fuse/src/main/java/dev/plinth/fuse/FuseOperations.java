@@ -67,7 +67,12 @@ final class FuseOperations {
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
 
     /** One open(2) of a file through this mount. */
-    record OpenFile(long inodeId, PlinthFile file, boolean writable) {}
+    /**
+     * One open(2) of a file through this mount. {@code direct}: opened write-only, so the kernel
+     * sends writes straight from the caller's buffer instead of copying them through its page
+     * cache first (one copy fewer per byte); nothing can read or map through such a handle.
+     */
+    record OpenFile(long inodeId, PlinthFile file, boolean writable, boolean direct) {}
 
     /** Native memory a worker thread reuses for every request it serves. */
     private static final class Scratch {
@@ -357,6 +362,9 @@ final class FuseOperations {
             if (!created.created() && (flags & 01000) != 0) {
                 open.file().truncate(0);
             }
+            if (open.direct()) {
+                info.set(JAVA_BYTE, FI_BITS, (byte) (info.get(JAVA_BYTE, FI_BITS) | FI_BIT_DIRECT_IO));
+            }
             info.set(JAVA_LONG, FI_FH, register(open));
             Scratch memory = scratch.get();
             fillEntry(memory.entry, withOpenSize(created.attributes()));
@@ -384,6 +392,9 @@ final class FuseOperations {
                 // read the new contents only up to the old size
                 invalidateAttributes(ino);
             }
+            if (open.direct()) {
+                bits |= FI_BIT_DIRECT_IO;
+            }
             info.set(JAVA_BYTE, FI_BITS, bits);
             info.set(JAVA_LONG, FI_FH, register(open));
             reply(REPLY_OPEN, req, info);
@@ -397,10 +408,17 @@ final class FuseOperations {
         }
     }
 
+    private void invalidatePages(long ino, long offset, long length) throws Throwable {
+        MemorySegment connected = session;
+        if (connected != null) {
+            int ignored = (int) NOTIFY_INVAL_INODE.invokeExact(connected, ino, offset, length);
+        }
+    }
+
     private OpenFile openFile(long ino, int flags) {
         boolean writable = (flags & O_ACCMODE) != O_RDONLY;
         PlinthFile file = client.open(ino, writable);
-        return new OpenFile(ino, file, writable);
+        return new OpenFile(ino, file, writable, (flags & O_ACCMODE) == O_WRONLY);
     }
 
     private long register(OpenFile open) {
@@ -420,8 +438,9 @@ final class FuseOperations {
             MemorySegment data = scratch.get().data;
             ByteBuffer target = data.asSlice(0, length).asByteBuffer();
             while (target.hasRemaining()) {
-                int n = open.file().read(offset + target.position(), target);
-                if (n <= 0) {
+                int before = target.position();
+                int n = open.file().read(offset + before, target);
+                if (n <= 0 || target.position() == before) {
                     break;
                 }
             }
@@ -447,6 +466,10 @@ final class FuseOperations {
         serve(req, "write", () -> {
             OpenFile open = handle(fi);
             int written = open.file().write(offset, buffer.reinterpret(size).asByteBuffer());
+            if (open.direct() && openByInode.getOrDefault(ino, Set.of()).size() > 1) {
+                // a write around the page cache: pages other open handles cached for this range are stale now
+                invalidatePages(ino, offset, size);
+            }
             reply(REPLY_WRITE, req, (long) written);
         });
     }
@@ -482,7 +505,11 @@ final class FuseOperations {
                 }
                 try {
                     open.file().close();
-                    validators.remember(open.file().attributes());
+                    if (open.direct()) {
+                        validators.forget(open.inodeId()); // it wrote around the page cache: the next open drops cached pages
+                    } else {
+                        validators.remember(open.file().attributes());
+                    }
                 } catch (RuntimeException e) {
                     validators.forget(open.inodeId()); // the next open starts cold
                     throw e;

@@ -233,6 +233,7 @@ final class Libfuse {
     static final int S_IFMT = 0170000;
     static final int O_ACCMODE = 3;
     static final int O_RDONLY = 0;
+    static final int O_WRONLY = 1;
     static final int O_APPEND = 02000;
     static final int RENAME_NOREPLACE = 1;
     static final int RENAME_EXCHANGE = 2;

@@ -57,6 +57,29 @@ public final class StorageService implements AutoCloseable {
         return new ArrayList<>(targets.values());
     }
 
+    /** The bytes of a read in a buffer, for callers that cannot take a FileRegion (in-JVM channels). */
+    private static io.netty.buffer.ByteBuf readIntoBuffer(ChunkStore.ReadResult read) {
+        int count = (int) read.byteCount();
+        io.netty.buffer.ByteBuf buffer = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(count);
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(read.file(), java.nio.file.StandardOpenOption.READ)) {
+            long position = read.alignedOffset();
+            while (buffer.writableBytes() > 0) {
+                int n = buffer.writeBytes(channel, position, buffer.writableBytes());
+                if (n < 0) {
+                    throw new java.io.EOFException("chunk file shorter than its metadata says: " + read.file());
+                }
+                position += n;
+            }
+            return buffer;
+        } catch (java.io.IOException e) {
+            buffer.release();
+            throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            buffer.release();
+            throw e;
+        }
+    }
+
     public List<TargetUsage> usage() {
         return targets.values().stream().map(StorageService::usageOf).toList();
     }
@@ -91,6 +114,9 @@ public final class StorageService implements AutoCloseable {
                     Arrays.stream(read.blockCrcs()).boxed().toList());
             if (read.byteCount() == 0) {
                 return Reply.of(result);
+            }
+            if (!context.fileRegionsAllowed()) {
+                return Reply.withData(result, readIntoBuffer(read));
             }
             return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
         }, null));

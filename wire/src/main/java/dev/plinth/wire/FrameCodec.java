@@ -20,8 +20,16 @@ final class FrameCodec {
         return new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 2 << 20);
     }
 
-    static void install(ChannelPipeline pipeline, long frameBytesMax) {
-        pipeline.addLast("framing", new LengthFieldBasedFrameDecoder((int) Math.min(Integer.MAX_VALUE, frameBytesMax), 0, 4, 0, 4, true));
+    /**
+     * {@code inProcess}: frames arrive as the sender's own buffers (in-JVM channels), so the decoder
+     * gathers them into a composite instead of copying each into one buffer.
+     */
+    static void install(ChannelPipeline pipeline, long frameBytesMax, boolean inProcess) {
+        LengthFieldBasedFrameDecoder framing = new LengthFieldBasedFrameDecoder((int) Math.min(Integer.MAX_VALUE, frameBytesMax), 0, 4, 0, 4, true);
+        if (inProcess) {
+            framing.setCumulator(io.netty.handler.codec.ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        }
+        pipeline.addLast("framing", framing);
         pipeline.addLast("frames", new MessageToMessageDecoder<ByteBuf>() {
             @Override
             protected void decode(ChannelHandlerContext context, ByteBuf body, List<Object> out) {

@@ -56,19 +56,31 @@ public final class RpcClient implements AutoCloseable {
 
     /** Connects and authenticates; fails with UNAVAILABLE or AUTHENTICATION_FAILED. */
     public static RpcClient connect(EventLoopGroup group, HostPort address, ClusterSecret secret, String clientName, Config config) {
+        return connect(group, address, address.toSocketAddress(), false, secret, clientName, config);
+    }
+
+    /**
+     * Connects to {@code address} at {@code target}: its TCP address, or with {@code inProcess}
+     * its in-JVM address (then {@code group} must be an in-process group).
+     */
+    static RpcClient connect(EventLoopGroup group, HostPort address, java.net.SocketAddress target, boolean inProcess,
+                             ClusterSecret secret, String clientName, Config config) {
         requireNonNull(secret, "secret is null");
         long frameBytesMax = config.get(Settings.RPC_FRAME_BYTES_MAX);
         RpcClient[] holder = new RpcClient[1];
-        Bootstrap bootstrap = new Bootstrap()
-                .group(group)
-                .channel(Transport.clientChannel())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, FrameCodec.receiveBuffers())
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000)
-                .handler(new ChannelInitializer<SocketChannel>() {
+        Bootstrap bootstrap = new Bootstrap().group(group);
+        if (inProcess) {
+            bootstrap.channel(io.netty.channel.local.LocalChannel.class);
+        } else {
+            bootstrap.channel(Transport.clientChannel())
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, FrameCodec.receiveBuffers())
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
+        }
+        bootstrap.handler(new ChannelInitializer<Channel>() {
                     @Override
-                    protected void initChannel(SocketChannel channel) {
-                        FrameCodec.install(channel.pipeline(), frameBytesMax);
+                    protected void initChannel(Channel channel) {
+                        FrameCodec.install(channel.pipeline(), frameBytesMax, inProcess);
                         channel.pipeline().addLast("rpc", new SimpleChannelInboundHandler<Frame>(false) {
                             @Override
                             protected void channelRead0(ChannelHandlerContext context, Frame frame) {
@@ -89,7 +101,7 @@ public final class RpcClient implements AutoCloseable {
                 });
         Channel channel;
         try {
-            var connectFuture = bootstrap.connect(address.toSocketAddress());
+            var connectFuture = bootstrap.connect(target);
             channel = connectFuture.channel();
             holder[0] = new RpcClient(address, channel, config);
             connectFuture.sync();

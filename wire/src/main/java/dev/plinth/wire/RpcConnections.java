@@ -24,6 +24,8 @@ public final class RpcConnections implements AutoCloseable {
     private final int connectionsPerServer;
     private final Map<HostPort, RpcClient[]> clients = new ConcurrentHashMap<>();
     private final AtomicInteger turn = new AtomicInteger();
+    private final boolean inProcess;
+    private EventLoopGroup inProcessGroup;
 
     public RpcConnections(ClusterSecret secret, String clientName, Config config) {
         this.secret = requireNonNull(secret, "secret is null");
@@ -31,6 +33,7 @@ public final class RpcConnections implements AutoCloseable {
         this.config = requireNonNull(config, "config is null");
         this.connectionsPerServer = Math.max(1, config.get(Settings.RPC_CONNECTIONS_PER_SERVER));
         this.group = Transport.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        this.inProcess = config.get(Settings.RPC_IN_PROCESS);
     }
 
     /** A connection to {@code address}, the next one in turn. */
@@ -44,11 +47,26 @@ public final class RpcConnections implements AutoCloseable {
         synchronized (pool) {
             client = pool[slot];
             if (client == null || !client.isOpen()) {
-                client = RpcClient.connect(group, address, secret, clientName, config);
+                client = connect(address);
                 pool[slot] = client;
             }
             return client;
         }
+    }
+
+    private RpcClient connect(HostPort address) {
+        io.netty.channel.local.LocalAddress local = inProcess ? InProcessEndpoints.lookup(address) : null;
+        if (local == null) {
+            return RpcClient.connect(group, address, secret, clientName, config);
+        }
+        return RpcClient.connect(inProcessGroup(), address, local, true, secret, clientName, config);
+    }
+
+    private synchronized EventLoopGroup inProcessGroup() {
+        if (inProcessGroup == null) {
+            inProcessGroup = Transport.newInProcessGroup(2);
+        }
+        return inProcessGroup;
     }
 
     public Config config() {
@@ -68,5 +86,10 @@ public final class RpcConnections implements AutoCloseable {
         }
         clients.clear();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        synchronized (this) {
+            if (inProcessGroup != null) {
+                inProcessGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+        }
     }
 }

@@ -19,7 +19,8 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.local.LocalAddress;
+import io.netty.channel.local.LocalServerChannel;
 import io.netty.handler.codec.DecoderException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletionException;
@@ -47,7 +48,11 @@ public final class RpcServer implements AutoCloseable {
     private final long handshakeTimeoutMillis;
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
+    private final boolean inProcess;
     private Channel serverChannel;
+    private EventLoopGroup inProcessGroup;
+    private Channel inProcessChannel;
+    private HostPort inProcessAddress;
 
     public RpcServer(RpcDispatcher dispatcher, ClusterSecret secret, int nodeId, Config config) {
         this.dispatcher = requireNonNull(dispatcher, "dispatcher is null");
@@ -58,6 +63,7 @@ public final class RpcServer implements AutoCloseable {
         this.handshakeTimeoutMillis = config.get(Settings.RPC_HANDSHAKE_TIMEOUT_MILLIS);
         this.bossGroup = Transport.newGroup(1);
         this.workerGroup = Transport.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        this.inProcess = config.get(Settings.RPC_IN_PROCESS);
     }
 
     /** Binds and returns the bound address (the real port when asked for port 0). */
@@ -68,13 +74,7 @@ public final class RpcServer implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.RCVBUF_ALLOCATOR, FrameCodec.receiveBuffers())
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        FrameCodec.install(channel.pipeline(), frameBytesMax);
-                        channel.pipeline().addLast("rpc", new ConnectionHandler());
-                    }
-                });
+                .childHandler(connectionInitializer(false));
         try {
             serverChannel = bootstrap.bind(listen.toSocketAddress()).sync().channel();
         } catch (Exception e) {
@@ -82,16 +82,54 @@ public final class RpcServer implements AutoCloseable {
             throw new PlinthException(ErrorCode.UNAVAILABLE, "cannot listen on " + listen + ": " + e.getMessage(), e);
         }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
-        return new HostPort(listen.host(), bound.getPort());
+        HostPort address = new HostPort(listen.host(), bound.getPort());
+        if (inProcess) {
+            startInProcess(address);
+        }
+        return address;
+    }
+
+    /** Also listens on an in-JVM address, registered under the TCP address for clients in this process. */
+    private void startInProcess(HostPort address) {
+        inProcessGroup = Transport.newInProcessGroup(2);
+        LocalAddress local = new LocalAddress("plinth-rpc-" + address + "-" + System.identityHashCode(this));
+        try {
+            inProcessChannel = new ServerBootstrap().group(inProcessGroup).channel(LocalServerChannel.class)
+                    .childHandler(connectionInitializer(true)).bind(local).sync().channel();
+        } catch (Exception e) {
+            close();
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "cannot listen in-process: " + e.getMessage(), e);
+        }
+        inProcessAddress = address;
+        InProcessEndpoints.register(address, local);
+    }
+
+    private ChannelInitializer<Channel> connectionInitializer(boolean inProcessChannel) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel channel) {
+                FrameCodec.install(channel.pipeline(), frameBytesMax, inProcessChannel);
+                channel.pipeline().addLast("rpc", new ConnectionHandler(!inProcessChannel));
+            }
+        };
     }
 
     @Override
     public void close() {
+        if (inProcessAddress != null) {
+            InProcessEndpoints.unregister(inProcessAddress, (LocalAddress) inProcessChannel.localAddress());
+        }
+        if (inProcessChannel != null) {
+            inProcessChannel.close().syncUninterruptibly();
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
         bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (inProcessGroup != null) {
+            inProcessGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
     }
 
     private final class ConnectionHandler extends SimpleChannelInboundHandler<Frame> {
@@ -99,9 +137,11 @@ public final class RpcServer implements AutoCloseable {
         private boolean helloSeen;
         private boolean authenticated;
         private int inflightRequests;
+        private final boolean fileRegions;
 
-        ConnectionHandler() {
+        ConnectionHandler(boolean fileRegions) {
             super(false);
+            this.fileRegions = fileRegions;
         }
 
         @Override
@@ -145,7 +185,7 @@ public final class RpcServer implements AutoCloseable {
                 return;
             }
             long deadlineNanos = frame.timeoutMillis() == 0 ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(frame.timeoutMillis());
-            RequestContext requestContext = new RequestContext(channel.remoteAddress(), deadlineNanos);
+            RequestContext requestContext = new RequestContext(channel.remoteAddress(), deadlineNanos, fileRegions);
             if (++inflightRequests >= inflightRequestsMax) {
                 channel.config().setAutoRead(false);
             }

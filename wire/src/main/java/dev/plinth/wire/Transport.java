@@ -22,6 +22,11 @@ final class Transport {
         return new MultiThreadIoEventLoopGroup(threads, factory);
     }
 
+    /** Event loops for in-JVM channels (they cannot share epoll's loops). */
+    static EventLoopGroup newInProcessGroup(int threads) {
+        return new MultiThreadIoEventLoopGroup(threads, io.netty.channel.local.LocalIoHandler.newFactory());
+    }
+
     static Class<? extends ServerChannel> serverChannel() {
         return Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }
