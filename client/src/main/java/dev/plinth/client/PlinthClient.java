@@ -240,6 +240,18 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout));
     }
 
+    /**
+     * Creates a file (or with {@code exclusive} false, finds the existing one) and opens it for
+     * writing, in one metadata change. The caller truncates an existing file if it wants to.
+     */
+    public OpenedFile createAndOpen(long parentId, String name, int mode, boolean exclusive, Layout layout) {
+        CreateReply reply = meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout, true));
+        return new OpenedFile(new PlinthFile(this, reply.attributes(), true), reply.created());
+    }
+
+    /** A file from {@link #createAndOpen}, and whether the call created it. */
+    public record OpenedFile(PlinthFile file, boolean created) {}
+
     public Attributes symlink(long parentId, String name, String target) {
         return this.<AttributesReply>meta(new MetaMessages.Symlink(header(), parentId, name, target)).attributes();
     }
@@ -463,12 +475,11 @@ public final class PlinthClient implements AutoCloseable {
      */
     public PlinthFile create(String path, int mode, boolean exclusive, Layout layout) {
         Attributes parent = parentOf(path);
-        CreateReply reply = create(parent.inodeId(), Names.lastName(path), mode, exclusive, layout);
-        PlinthFile file = open(reply.attributes().inodeId(), true);
-        if (!reply.created() && reply.attributes().sizeBytes() > 0) {
-            file.truncate(0);
+        OpenedFile opened = createAndOpen(parent.inodeId(), Names.lastName(path), mode, exclusive, layout);
+        if (!opened.created() && opened.file().size() > 0) {
+            opened.file().truncate(0);
         }
-        return file;
+        return opened.file();
     }
 
     @Override

@@ -357,9 +357,20 @@ final class FuseOperations {
             requireWritable();
             MemorySegment info = fi.reinterpret(FI_SIZE);
             int flags = info.get(JAVA_INT, FI_FLAGS);
-            CreateReply created = client.create(parent, string(name), mode & 07777, (flags & 0200) != 0, null);
-            OpenFile open = openFile(created.attributes().inodeId(), flags);
-            if (!created.created() && (flags & 01000) != 0) {
+            // the kernel asks to create only after a lookup found nothing, so this is one change: create and open
+            boolean exclusive = (flags & 0200) != 0;
+            OpenFile open;
+            boolean existed;
+            if ((flags & O_ACCMODE) == O_RDONLY) { // O_CREAT|O_RDONLY: rare, and an existing file then needs only read access
+                CreateReply created = client.create(parent, string(name), mode & 07777, exclusive, null);
+                open = openFile(created.attributes().inodeId(), flags);
+                existed = !created.created();
+            } else {
+                PlinthClient.OpenedFile created = client.createAndOpen(parent, string(name), mode & 07777, exclusive, null);
+                open = new OpenFile(created.file().inodeId(), created.file(), true, (flags & O_ACCMODE) == O_WRONLY);
+                existed = !created.created();
+            }
+            if (existed && (flags & 01000) != 0 && open.writable()) {
                 open.file().truncate(0);
             }
             if (open.direct()) {
@@ -367,7 +378,7 @@ final class FuseOperations {
             }
             info.set(JAVA_LONG, FI_FH, register(open));
             Scratch memory = scratch.get();
-            fillEntry(memory.entry, withOpenSize(created.attributes()));
+            fillEntry(memory.entry, withOpenSize(open.file().attributes()));
             reply(REPLY_CREATE, req, memory.entry, info);
         });
     }

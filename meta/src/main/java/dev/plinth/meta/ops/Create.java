@@ -12,6 +12,9 @@ import dev.plinth.wire.messages.MetaMessages.CreateReply;
 /**
  * Creates a regular file, or returns the existing one unless exclusive (O_CREAT without
  * O_EXCL). The leader has already placed the file: the request's layout names its chains.
+ * With {@code openForWrite} the file is also opened for writing by the caller's session, in the
+ * same change (open(O_CREAT) is one round trip): a new file is writable by its creator whatever
+ * its mode, an existing one needs write permission.
  */
 public final class Create {
     private Create() {}
@@ -27,6 +30,10 @@ public final class Create {
             if (inode.isDirectory()) {
                 throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + request.name() + "'");
             }
+            if (request.openForWrite()) {
+                namespace.check(inode, Namespace.WRITE);
+                OpenClose.register(namespace, inode.inodeId());
+            }
             return new CreateReply(inode.toAttributes(), false);
         }
         if (request.layout() == null || request.layout().chainIds().isEmpty()) {
@@ -34,6 +41,9 @@ public final class Create {
         }
         InodeRecord inode = NewEntry.create(namespace, parent, request.name(), FileType.FILE, request.mode(),
                 request.layout().validate(), null);
+        if (request.openForWrite()) {
+            OpenClose.register(namespace, inode.inodeId());
+        }
         return new CreateReply(inode.toAttributes(), true);
     }
 }

@@ -26,13 +26,18 @@ public final class OpenClose {
         if (inode.type() == FileType.SYMLINK) {
             throw new PlinthException(ErrorCode.SYMLINK_LOOP, "open of a symbolic link");
         }
+        register(namespace, inode.inodeId());
+        return new AttributesReply(inode.toAttributes());
+    }
+
+    /** Counts one more open of a file by the calling client's session. */
+    static void register(Namespace namespace, long inodeId) {
         long clientId = namespace.header().clientId();
         Sessions.requireSession(namespace, clientId);
-        byte[] key = MetaKeys.twoIds(MetaKeys.OPEN_BY_INODE, inode.inodeId(), clientId);
+        byte[] key = MetaKeys.twoIds(MetaKeys.OPEN_BY_INODE, inodeId, clientId);
         int count = (int) namespace.getLong(key, 0) + 1;
         namespace.putLong(key, count);
-        namespace.putLong(MetaKeys.twoIds(MetaKeys.OPEN_BY_SESSION, clientId, inode.inodeId()), count);
-        return new AttributesReply(inode.toAttributes());
+        namespace.putLong(MetaKeys.twoIds(MetaKeys.OPEN_BY_SESSION, clientId, inodeId), count);
     }
 
     public static AttributesReply close(Namespace namespace, MetaMessages.Close request) {

@@ -81,9 +81,16 @@ public final class MetaMessages {
 
     // ---- mutations
 
-    /** Creates a file; {@code layout} null means inherit the parent's default. */
-    public record Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout)
-            implements Mutation {}
+    /**
+     * Creates a file; {@code layout} null means inherit the parent's default. {@code openForWrite}
+     * also opens it for writing under the caller's session (open with O_CREAT in one change).
+     */
+    public record Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout,
+                         boolean openForWrite) implements Mutation {
+        public Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout) {
+            this(header, parentId, name, mode, exclusive, layout, false);
+        }
+    }
 
     public record CreateReply(Attributes attributes, boolean created) {}
 
