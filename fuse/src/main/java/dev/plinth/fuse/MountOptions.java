@@ -1,6 +1,8 @@
 package dev.plinth.fuse;
 
 import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +47,7 @@ public record MountOptions(Config config, boolean readOnly, boolean allowOther, 
                 case "debug" -> debug = true;
                 default -> {
                     if (equals < 0) {
-                        throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INVALID_ARGUMENT, "unknown mount option '" + option + "'");
+                        throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "unknown mount option '" + option + "'");
                     }
                     config = config.with(key, value); // a Plinth setting; Config rejects unknown keys
                 }
@@ -78,7 +80,7 @@ public record MountOptions(Config config, boolean readOnly, boolean allowOther, 
             }
             return Math.round(seconds * 1000);
         } catch (NumberFormatException e) {
-            throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INVALID_ARGUMENT, "mount option " + key + " needs a number of seconds, not '" + value + "'");
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "mount option " + key + " needs a number of seconds, not '" + value + "'");
         }
     }
 }
