@@ -60,6 +60,24 @@ class FuseFailoverTest {
             assertThat(softResult).contains("soft: EIO");
             System.out.println("soft mount failed with EIO after " + softMillis + " ms (timeo=2)");
 
+            // Ctrl-C reaches a process blocked on the hard mount: the kernel interrupts the request, it ends with EINTR
+            Process blocked = new ProcessBuilder("/usr/bin/python3", "-c", """
+                    import os, sys
+                    print("waiting", flush=True)
+                    try:
+                        os.stat(os.path.join(sys.argv[1], "asked-during-the-outage"))
+                    except KeyboardInterrupt:
+                        print("interrupted")
+                        sys.exit(3)
+                    """, hard.toString()).redirectErrorStream(true).start();
+            Thread.sleep(1500);
+            assertThat(blocked.isAlive()).as("a hard mount waits for the cluster").isTrue();
+            new ProcessBuilder("kill", "-INT", Long.toString(blocked.pid())).start().waitFor();
+            assertThat(blocked.waitFor(15, TimeUnit.SECONDS)).as("SIGINT ends the wait").isTrue();
+            String blockedOutput = new String(blocked.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(blockedOutput).contains("interrupted");
+            assertThat(blocked.exitValue()).isEqualTo(3);
+
             // a job on the hard mount keeps going across the outage
             Process job = new ProcessBuilder("/usr/bin/python3", "-c", """
                     import os, sys, time

@@ -114,6 +114,40 @@ public final class PlinthClient implements AutoCloseable {
      */
     public static final ScopedValue<Credentials> CALLER = ScopedValue.newInstance();
 
+    /**
+     * Whether the current call's caller has given up (a FUSE request interrupted by a signal):
+     * waits and retries check it, so Ctrl-C reaches a job blocked on an unavailable cluster under a
+     * hard mount.
+     */
+    public static final ScopedValue<java.util.function.BooleanSupplier> CANCELLED = ScopedValue.newInstance();
+
+    /** Fails with INTERRUPTED if the current call's caller has given up. */
+    static void checkCancelled() {
+        if (CANCELLED.isBound() && CANCELLED.get().getAsBoolean()) {
+            throw new PlinthException(ErrorCode.INTERRUPTED, "the caller was interrupted");
+        }
+    }
+
+    /** Waits for {@code future}, giving up if the caller does ({@link #CANCELLED}). */
+    static <T> T await(java.util.concurrent.CompletableFuture<T> future) {
+        if (CANCELLED.isBound()) {
+            while (!future.isDone()) {
+                checkCancelled();
+                try {
+                    return future.get(100, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    // check again
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    break; // join below reports it as usual
+                }
+            }
+        }
+        return future.join();
+    }
+
     /** The credentials of the current call: the bound {@link #CALLER}, else this client's own. */
     public Credentials caller() {
         return CALLER.isBound() ? CALLER.get() : options.credentials();

@@ -144,7 +144,7 @@ public final class PlinthFile implements AutoCloseable {
             List<Integer> crcs = Arrays.stream(Crc32cBlocks.segmentCrcs(data.nioBuffer(), piece.chunkOffset())).boxed().toList();
             awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
             int permits = (piece.length() + BUDGET_UNIT_BYTES - 1) / BUDGET_UNIT_BYTES;
-            writeBudget.acquireUninterruptibly(permits);
+            acquireBudget(permits);
             int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
             WriteChunk request = new WriteChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
                     piece.chunkOffset(), crcs, 1);
@@ -166,6 +166,18 @@ public final class PlinthFile implements AutoCloseable {
         writtenEndBytes = Math.max(writtenEndBytes, offset + length);
         wrote = true;
         return length;
+    }
+
+    /** Waits for room in the write-behind budget, giving up if the caller does. */
+    private void acquireBudget(int permits) {
+        try {
+            while (!writeBudget.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
+                PlinthClient.checkCancelled();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted while waiting to write");
+        }
     }
 
     /** Sends one piece, retrying transient failures until the deadline; releases {@code data} at the end. */
@@ -211,10 +223,16 @@ public final class PlinthFile implements AutoCloseable {
                 return;
             }
             try {
-                blocking.join();
+                PlinthClient.await(blocking);
             } catch (RuntimeException e) {
-                // recorded in writeFailure; the caller reports it
+                rethrowIfInterrupted(e); // other failures are recorded in writeFailure; the caller reports them
             }
+        }
+    }
+
+    private static void rethrowIfInterrupted(RuntimeException e) {
+        if (e instanceof PlinthException plinth && plinth.code() == ErrorCode.INTERRUPTED) {
+            throw plinth;
         }
     }
 
@@ -232,9 +250,9 @@ public final class PlinthFile implements AutoCloseable {
         }
         for (CompletableFuture<Void> future : pending) {
             try {
-                future.join();
+                PlinthClient.await(future);
             } catch (RuntimeException e) {
-                // recorded in writeFailure
+                rethrowIfInterrupted(e); // other failures are recorded in writeFailure
             }
         }
     }
@@ -444,7 +462,7 @@ public final class PlinthFile implements AutoCloseable {
 
     private static <T> T await(CompletableFuture<T> future) {
         try {
-            return future.join();
+            return PlinthClient.await(future);
         } catch (RuntimeException e) {
             throw RpcClient.unwrap(e);
         }

@@ -24,6 +24,7 @@ final class Retry {
                     throw e;
                 }
             }
+            PlinthClient.checkCancelled();
             try {
                 Thread.sleep(backoffMillis);
             } catch (InterruptedException e) {

@@ -791,7 +791,7 @@ final class FuseOperations {
     private void serve(MemorySegment req, String operation, Action action) {
         try {
             Credentials caller = credentials(req);
-            ScopedValue.where(PlinthClient.CALLER, caller).call(() -> {
+            ScopedValue.where(PlinthClient.CALLER, caller).where(PlinthClient.CANCELLED, () -> interrupted(req)).call(() -> {
                 try {
                     action.run();
                 } catch (Exception | Error e) {
@@ -821,6 +821,15 @@ final class FuseOperations {
         } catch (Throwable e) {
             LOG.error("{} failed unexpectedly", operation, e);
             replyError(req, EIO);
+        }
+    }
+
+    /** Whether the kernel told us the caller was interrupted by a signal (FUSE_INTERRUPT). */
+    private static boolean interrupted(MemorySegment req) {
+        try {
+            return (int) REQ_INTERRUPTED.invokeExact(req) != 0;
+        } catch (Throwable e) {
+            return false;
         }
     }
 
