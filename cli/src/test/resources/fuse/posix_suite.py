@@ -448,6 +448,37 @@ def locks_are_coherent_across_clients():
 
 
 @check
+def many_blocked_lockers_do_not_stall_the_mount():
+    if OTHER is None:
+        return
+    name = path("contended")
+    other_name = os.path.join(OTHER, os.path.relpath(BASE, MOUNT), "contended")
+    write_file(name, b"")
+    waiters = 24  # more than the mount's worker threads
+    with open(name, "r+b") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        children = []
+        for _ in range(waiters):
+            pid = os.fork()
+            if pid == 0:
+                holder.close()  # the holder's flock belongs to its open file, which the child inherited
+                with open(other_name, "r+b") as f:
+                    fcntl.flock(f, fcntl.LOCK_EX)  # blocks until the holder lets go
+                    fcntl.flock(f, fcntl.LOCK_UN)
+                os._exit(0)
+            children.append(pid)
+        time.sleep(1)
+        started = time.time()
+        os.stat(other_name)  # the blocked lockers must not hold every worker of the other mount
+        os.listdir(os.path.join(OTHER, os.path.relpath(BASE, MOUNT)))
+        assert time.time() - started < 5, "the mount stalled behind blocked lockers"
+        assert all(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in children), "a locker got the lock while it was held"
+    for pid in children:
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@check
 def directory_listing():
     os.mkdir(path("list"))
     names = ["f%03d" % i for i in range(300)]

@@ -164,6 +164,7 @@ public final class FuseMount implements AutoCloseable {
                 LOG.warn("FUSE workers of {} did not stop; leaving the session open", mountpoint);
                 return;
             }
+            operations.stop();
             SESSION_UNMOUNT.invokeExact(session);
             SESSION_DESTROY.invokeExact(session);
             arena.close();

@@ -547,6 +547,9 @@ final class FuseOperations {
 
     private final Set<LockHolder> lockHolders = ConcurrentHashMap.newKeySet();
     private static final long LOCK_WAIT_MAX_MILLIS = 100;
+    private static final int LOCK_WAITERS_MAX = 4096;
+    private final java.util.concurrent.atomic.AtomicInteger lockWaiters = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean stopping;
 
     void getlk(MemorySegment req, long ino, MemorySegment fi, MemorySegment flock) {
         serve(req, "getlk", () -> {
@@ -569,8 +572,9 @@ final class FuseOperations {
     void setlk(MemorySegment req, long ino, MemorySegment fi, MemorySegment flock, int sleep) {
         serve(req, "setlk", () -> {
             MetaMessages.FileLock lock = posixLock(flock.reinterpret(FLOCK_SIZE), lockOwner(fi));
-            lockOrWait(req, ino, lock, sleep != 0);
-            replyError(req, 0);
+            if (lockOrWait(req, ino, lock, sleep != 0)) {
+                replyError(req, 0);
+            }
         });
     }
 
@@ -580,26 +584,73 @@ final class FuseOperations {
                     : (operation & LOCK_EX) != 0 ? MetaMessages.LOCK_WRITE : MetaMessages.LOCK_READ;
             MetaMessages.FileLock lock = new MetaMessages.FileLock(0, lockOwner(fi), pid(req), MetaMessages.LOCK_FLOCK, type,
                     0, MetaMessages.LOCK_TO_END);
-            lockOrWait(req, ino, lock, (operation & LOCK_NB) == 0);
-            replyError(req, 0);
+            if (lockOrWait(req, ino, lock, (operation & LOCK_NB) == 0)) {
+                replyError(req, 0);
+            }
         });
     }
 
-    /** Takes the lock, or waits for it (polling, until granted or the caller is interrupted) when asked to. */
-    private void lockOrWait(MemorySegment req, long ino, MetaMessages.FileLock lock, boolean wait) throws Throwable {
+    /**
+     * Takes the lock and returns true, or fails if it is held and the caller will not wait. A
+     * caller that waits gets its answer from a waiter thread (replies may come from any thread), so
+     * blocked lockers never hold the mount's worker threads; false means the waiter will reply.
+     */
+    private boolean lockOrWait(MemorySegment req, long ino, MetaMessages.FileLock lock, boolean wait) {
         if (lock.type() != MetaMessages.LOCK_UNLOCK) {
             lockHolders.add(new LockHolder(ino, lock.owner(), lock.kind()));
         }
+        if (client.setLock(ino, lock).granted()) {
+            return true;
+        }
+        if (!wait) {
+            throw new PlinthException(ErrorCode.WOULD_BLOCK, "lock held by another owner");
+        }
+        if (lockWaiters.incrementAndGet() > LOCK_WAITERS_MAX) {
+            lockWaiters.decrementAndGet();
+            throw new PlinthException(ErrorCode.TOO_MANY_LOCKS, "too many processes waiting for locks on this mount");
+        }
+        Credentials caller = PlinthClient.CALLER.get();
+        Thread.ofVirtual().name("plinth-lock-wait").start(() -> {
+            try {
+                ScopedValue.where(PlinthClient.CALLER, caller).run(() -> awaitLock(req, ino, lock));
+            } finally {
+                lockWaiters.decrementAndGet();
+            }
+        });
+        return false;
+    }
+
+    /** Polls until the lock is granted (reply 0), the caller is interrupted (EINTR) or the mount stops (no reply). */
+    private void awaitLock(MemorySegment req, long ino, MetaMessages.FileLock lock) {
         long delayMillis = 2;
-        while (!client.setLock(ino, lock).granted()) {
-            if (!wait) {
-                throw new PlinthException(ErrorCode.WOULD_BLOCK, "lock held by another owner");
+        try {
+            while (!stopping) {
+                if (interrupted(req)) {
+                    replyError(req, ErrorCode.INTERRUPTED.errno());
+                    return;
+                }
+                Thread.sleep(delayMillis);
+                delayMillis = Math.min(LOCK_WAIT_MAX_MILLIS, delayMillis * 2);
+                if (client.setLock(ino, lock).granted()) {
+                    replyError(req, 0);
+                    return;
+                }
             }
-            if ((int) REQ_INTERRUPTED.invokeExact(req) != 0) {
-                throw new PlinthException(ErrorCode.INTERRUPTED, "lock wait interrupted");
-            }
-            Thread.sleep(delayMillis);
-            delayMillis = Math.min(LOCK_WAIT_MAX_MILLIS, delayMillis * 2);
+        } catch (PlinthException e) {
+            replyError(req, e.code().retryable() ? EIO : e.code().errno());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.error("waiting for a lock failed", e);
+            replyError(req, EIO);
+        }
+    }
+
+    /** Stops lock waiters (before the session goes away: a reply after that would touch freed memory). */
+    void stop() throws InterruptedException {
+        stopping = true;
+        for (int i = 0; i < 50 && lockWaiters.get() > 0; i++) {
+            Thread.sleep(LOCK_WAIT_MAX_MILLIS);
         }
     }
 
