@@ -18,7 +18,7 @@ import java.util.List;
 /**
  * The part of libfuse 3 (3.14 on Debian 12, x86_64) that Plinth calls, through the FFM API: the
  * low-level session API and the reply functions. Struct offsets are those of x86_64 Linux, checked
- * against the C headers by {@code LibfuseLayoutTest} where a C compiler and the headers exist.
+ * against the C headers by {@code LibfuseLayoutTest} (gcc and libfuse3-dev, which .ci/run installs).
  *
  * <p>Only unversioned (FUSE_3.0) symbols are used, so dlsym's default version is the right one.
  */
