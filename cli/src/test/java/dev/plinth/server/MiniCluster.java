@@ -12,11 +12,13 @@ public final class MiniCluster implements AutoCloseable {
     private final EmbeddedServer server;
     private final Config config;
     private final int leaksBefore;
+    private final int reportsBefore;
 
-    private MiniCluster(EmbeddedServer server, Config config, int leaksBefore) {
+    private MiniCluster(EmbeddedServer server, Config config, int leaksBefore, int reportsBefore) {
         this.server = server;
         this.config = config;
         this.leaksBefore = leaksBefore;
+        this.reportsBefore = reportsBefore;
     }
 
     public static MiniCluster start(Path directory) {
@@ -30,7 +32,7 @@ public final class MiniCluster implements AutoCloseable {
 
     public static MiniCluster start(Path directory, Config config) {
         int leaksBefore = LeakCounter.collect();
-        return new MiniCluster(EmbeddedServer.start(directory, config), config, leaksBefore);
+        return new MiniCluster(EmbeddedServer.start(directory, config), config, leaksBefore, LeakCounter.REPORTS.length());
     }
 
     public EmbeddedServer server() {
@@ -56,7 +58,7 @@ public final class MiniCluster implements AutoCloseable {
         server.close();
         int leaks = LeakCounter.collect() - leaksBefore;
         if (leaks > 0) {
-            throw new AssertionError(leaks + " Netty buffer leak(s):\n" + LeakCounter.REPORTS);
+            throw new AssertionError(leaks + " Netty buffer leak(s):\n" + LeakCounter.REPORTS.substring(reportsBefore));
         }
     }
 }
