@@ -81,7 +81,6 @@ final class FuseOperations {
         final MemorySegment stat = arena.allocate(STAT_SIZE, 8);
         final MemorySegment entry = arena.allocate(ENTRY_SIZE, 8);
         final MemorySegment statvfs = arena.allocate(STATVFS_SIZE, 8);
-        final MemorySegment flock = arena.allocate(FLOCK_SIZE, 8);
         final MemorySegment groups = arena.allocate(4L * GROUPS_MAX, 4);
     }
 
@@ -205,10 +204,7 @@ final class FuseOperations {
                 if (removed == null) {
                     throw e;
                 }
-                attributes = removed.lastKnown(); // fstat of an open directory that was removed, as a local file system answers
-                attributes = new Attributes(attributes.inodeId(), attributes.type(), attributes.mode(), attributes.uid(),
-                        attributes.gid(), 0, attributes.sizeBytes(), attributes.atimeNanos(), attributes.mtimeNanos(),
-                        attributes.ctimeNanos(), attributes.generation(), attributes.layout());
+                attributes = removed.lastKnown().withLinkCount(0); // fstat of an open directory that was removed, as a local file system answers
             }
             replyAttr(req, attributes);
         });
@@ -217,6 +213,7 @@ final class FuseOperations {
     void setattr(MemorySegment req, long ino, MemorySegment stat, int toSet, MemorySegment fi) {
         serve(req, "setattr", () -> {
             MemorySegment attr = stat.reinterpret(STAT_SIZE);
+            Attributes changed = null; // what the last change returned: current unless only the size changed
             if ((toSet & SET_ATTR_SIZE) != 0) {
                 requireWritable();
                 truncate(ino, attr.get(JAVA_LONG, ST_SIZE), fi);
@@ -233,16 +230,19 @@ final class FuseOperations {
             }
             if (mask != 0) {
                 requireWritable();
-                client.setAttr(ino, mask, attr.get(JAVA_INT, ST_MODE) & 07777, attr.get(JAVA_INT, ST_UID),
+                changed = client.setAttr(ino, mask, attr.get(JAVA_INT, ST_MODE) & 07777, attr.get(JAVA_INT, ST_UID),
                         attr.get(JAVA_INT, ST_GID), 0, 0, 0);
             }
-            setTimes(ino, attr, toSet);
-            replyAttr(req, client.getAttr(ino));
+            Attributes timesChanged = setTimes(ino, attr, toSet);
+            if (timesChanged != null) {
+                changed = timesChanged;
+            }
+            replyAttr(req, changed != null ? changed : client.getAttr(ino));
         });
     }
 
-    /** utimensat: each of atime and mtime is left alone, set to now, or set to a given time. */
-    private void setTimes(long ino, MemorySegment attr, int toSet) {
+    /** utimensat: each of atime and mtime is left alone, set to now, or set to a given time. Returns the attributes after, or null if neither changed. */
+    private Attributes setTimes(long ino, MemorySegment attr, int toSet) {
         int now = 0;
         int given = 0;
         if ((toSet & SET_ATTR_ATIME_NOW) != 0) {
@@ -258,26 +258,28 @@ final class FuseOperations {
         if ((now | given) != 0) {
             requireWritable();
         }
+        Attributes after = null;
         if (now != 0) {
-            client.setAttr(ino, now | MetaMessages.SET_TIMES_NOW, 0, 0, 0, 0, 0, 0);
+            after = client.setAttr(ino, now | MetaMessages.SET_TIMES_NOW, 0, 0, 0, 0, 0, 0);
         }
         if (given != 0) {
-            client.setAttr(ino, given, 0, 0, 0, 0, timespecNanos(attr, ST_ATIM), timespecNanos(attr, ST_MTIM));
+            after = client.setAttr(ino, given, 0, 0, 0, 0, timespecNanos(attr, ST_ATIM), timespecNanos(attr, ST_MTIM));
         }
+        return after;
     }
 
     private void truncate(long ino, long size, MemorySegment fi) {
         OpenFile open = fi.equals(MemorySegment.NULL) ? null : files.get(fileHandle(fi));
         if (open != null && open.writable()) {
             open.file().truncate(size);
-            return;
+        } else {
+            open = null;
+            try (PlinthFile file = client.open(ino, true)) {
+                file.truncate(size);
+            }
         }
-        try (PlinthFile file = client.open(ino, true)) {
-            file.truncate(size);
-        }
-        Set<OpenFile> others = openByInode.get(ino);
-        if (others != null) {
-            for (OpenFile other : others) {
+        for (OpenFile other : openByInode.getOrDefault(ino, Set.of())) {
+            if (other != open) {
                 other.file().observeTruncate(size);
             }
         }
@@ -401,7 +403,7 @@ final class FuseOperations {
                 // changed elsewhere (or never seen): the kernel drops cached pages itself when keep_cache is
                 // off, but keeps cached attributes until they time out; make it ask again, or it would
                 // read the new contents only up to the old size
-                invalidateAttributes(ino);
+                invalidate(ino, -1, 0); // -1: attributes only
             }
             if (open.direct()) {
                 bits |= FI_BIT_DIRECT_IO;
@@ -412,14 +414,8 @@ final class FuseOperations {
         });
     }
 
-    private void invalidateAttributes(long ino) throws Throwable {
-        MemorySegment connected = session;
-        if (connected != null) {
-            int ignored = (int) NOTIFY_INVAL_INODE.invokeExact(connected, ino, -1L, 0L); // -1: attributes only
-        }
-    }
-
-    private void invalidatePages(long ino, long offset, long length) throws Throwable {
+    /** Makes the kernel drop what it cached of an inode: its attributes, and with {@code offset} >= 0 those pages too. */
+    private void invalidate(long ino, long offset, long length) throws Throwable {
         MemorySegment connected = session;
         if (connected != null) {
             int ignored = (int) NOTIFY_INVAL_INODE.invokeExact(connected, ino, offset, length);
@@ -479,7 +475,7 @@ final class FuseOperations {
             int written = open.file().write(offset, buffer.reinterpret(size).asByteBuffer());
             if (open.direct() && openByInode.getOrDefault(ino, Set.of()).size() > 1) {
                 // a write around the page cache: pages other open handles cached for this range are stale now
-                invalidatePages(ino, offset, size);
+                invalidate(ino, offset, size);
             }
             reply(REPLY_WRITE, req, (long) written);
         });
@@ -938,12 +934,7 @@ final class FuseOperations {
                 size = Math.max(size, file.file().size());
             }
         }
-        if (size == attributes.sizeBytes()) {
-            return attributes;
-        }
-        return new Attributes(attributes.inodeId(), attributes.type(), attributes.mode(), attributes.uid(), attributes.gid(),
-                attributes.linkCount(), size, attributes.atimeNanos(), attributes.mtimeNanos(), attributes.ctimeNanos(),
-                attributes.generation(), attributes.layout());
+        return size == attributes.sizeBytes() ? attributes : attributes.withSizeBytes(size);
     }
 
     private void fillStat(MemorySegment stat, Attributes attributes) {

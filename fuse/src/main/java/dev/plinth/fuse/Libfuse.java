@@ -93,7 +93,6 @@ final class Libfuse {
     // ---- struct fuse_lowlevel_ops: one function pointer per operation, in this order (8 bytes each)
     static final int OPS_SIZE = 352;
     static final int OP_INIT = 0;
-    static final int OP_DESTROY = 8;
     static final int OP_LOOKUP = 16;
     static final int OP_FORGET = 24;
     static final int OP_GETATTR = 32;
@@ -121,13 +120,11 @@ final class Libfuse {
     static final int OP_GETXATTR = 208;
     static final int OP_LISTXATTR = 216;
     static final int OP_REMOVEXATTR = 224;
-    static final int OP_ACCESS = 232;
     static final int OP_CREATE = 240;
     static final int OP_GETLK = 248;
     static final int OP_SETLK = 256;
     static final int OP_FORGET_MULTI = 304;
     static final int OP_FLOCK = 312;
-    static final int OP_FALLOCATE = 320;
     static final int OP_READDIRPLUS = 328;
 
     // ---- struct stat (x86_64)
@@ -161,7 +158,6 @@ final class Libfuse {
     static final byte FI_BIT_DIRECT_IO = 0x02;
     static final byte FI_BIT_KEEP_CACHE = 0x04;
     static final byte FI_BIT_FLOCK_RELEASE = 0x20;
-    static final byte FI_BIT_CACHE_READDIR = 0x40;
 
     // ---- struct statvfs
     static final int STATVFS_SIZE = 112;
@@ -234,13 +230,11 @@ final class Libfuse {
     static final int O_ACCMODE = 3;
     static final int O_RDONLY = 0;
     static final int O_WRONLY = 1;
-    static final int O_APPEND = 02000;
     static final int RENAME_NOREPLACE = 1;
     static final int RENAME_EXCHANGE = 2;
     static final int F_RDLCK = 0;
     static final int F_WRLCK = 1;
     static final int F_UNLCK = 2;
-    static final int LOCK_SH = 1;
     static final int LOCK_EX = 2;
     static final int LOCK_NB = 4;
     static final int LOCK_UN = 8;
@@ -250,10 +244,5 @@ final class Libfuse {
     static final int EINTR = 4;
     static final int EIO = 5;
     static final int EAGAIN = 11;
-    static final int ENOMEM = 12;
-    static final int EINVAL = 22;
     static final int ERANGE = 34;
-    static final int ENOSYS = 38;
-    static final int ENODATA = 61;
-    static final int EOPNOTSUPP = 95;
 }

@@ -37,6 +37,16 @@ public final class MetaMessages {
         public boolean isDirectory() {
             return type == FileType.DIRECTORY;
         }
+
+        public Attributes withSizeBytes(long newSize) {
+            return new Attributes(inodeId, type, mode, uid, gid, linkCount, newSize, atimeNanos, mtimeNanos, ctimeNanos,
+                    generation, layout);
+        }
+
+        public Attributes withLinkCount(int newLinkCount) {
+            return new Attributes(inodeId, type, mode, uid, gid, newLinkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos,
+                    generation, layout);
+        }
     }
 
     public record AttributesReply(Attributes attributes) {}
