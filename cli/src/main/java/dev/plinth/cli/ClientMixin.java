@@ -3,6 +3,7 @@ package dev.plinth.cli;
 import dev.plinth.client.ClientOptions;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
 import dev.plinth.wire.HostPort;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -37,8 +38,12 @@ final class ClientMixin {
     }
 
     PlinthClient connect(Config config) {
+        return connect(config, ClientOptions.processCredentials(), "cli");
+    }
+
+    /** A client acting as {@code credentials} (the gateway acts as root and then as each request's key). */
+    PlinthClient connect(Config config, Credentials credentials, String clientName) {
         HostPort address = serverAddress();
-        return PlinthClient.connect(new ClientOptions(address, ClientOptions.findSecret(address, secretFile),
-                ClientOptions.processCredentials(), config, "cli"));
+        return PlinthClient.connect(new ClientOptions(address, ClientOptions.findSecret(address, secretFile), credentials, config, clientName));
     }
 }

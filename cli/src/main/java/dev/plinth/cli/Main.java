@@ -11,6 +11,8 @@ import picocli.CommandLine.Command;
         subcommands = {
                 ServerCommand.class,
                 MountCommand.class,
+                GatewayCommand.class,
+                S3Command.class,
                 UmountCommand.class,
                 FsCommand.class,
                 SetstripeCommand.class,

@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = {"Run a whole cluster in one process (the embedded default).",
-                "Management, metadata (MDT 0) and storage targets, all under DIR.",
+                "Management, metadata (MDT 0), storage targets and the S3 gateway, all under DIR.",
                 "Prints where it listens and writes the same to DIR/endpoints.json. Ctrl-C or SIGTERM stops it cleanly;",
                 "starting it again on the same DIR serves the same files."})
 final class ServerCommand implements java.util.concurrent.Callable<Integer> {
@@ -28,6 +28,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
 
     @Option(names = "--http", paramLabel = "HOST:PORT", description = "HTTP listener for health (setting http.listen, default 127.0.0.1:7180).")
     String http;
+
+    @Option(names = "--s3", paramLabel = "HOST:PORT", description = "S3 gateway listener (setting s3.listen, default 127.0.0.1:9000); '' turns it off.")
+    String s3;
 
     @Option(names = "--targets", paramLabel = "N", description = "Storage targets to create on first start (setting server.targets, default 4).")
     Integer targets;
@@ -49,6 +52,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         }
         if (http != null) {
             config = config.with("http.listen", http);
+        }
+        if (s3 != null) {
+            config = config.with("s3.listen", s3);
         }
         if (targets != null) {
             config = config.with("server.targets", targets.toString());
@@ -85,12 +91,18 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         System.out.println("plinth server ready");
         System.out.println("  rpc:     " + server.rpcAddress() + "   (plinth --server " + server.rpcAddress() + " ...)");
         System.out.println("  http:    http://" + server.httpAddress() + "/healthz");
+        if (server.s3Url() != null) {
+            System.out.println("  s3:      " + server.s3Url() + "   (keys in " + server.s3CredentialsFile() + ")");
+        }
         System.out.println("  secret:  " + server.secretFile());
         System.out.println("  targets: " + server.storage().targets().size() + " under " + data.toAbsolutePath().resolve("targets"));
         if (mount != null) {
             System.out.println("  mount:   " + mount.mountpoint() + "   (plinth umount " + mount.mountpoint() + " to unmount)");
         }
         System.out.println("  try:     bin/plinth fs put README.md /readme && bin/plinth fs ls /");
+        if (server.s3Url() != null) {
+            System.out.println("           AWS_SHARED_CREDENTIALS_FILE=" + server.s3CredentialsFile() + " aws --endpoint-url " + server.s3Url() + " s3 ls");
+        }
         System.out.flush();
         stopped.await();
         return 0;

@@ -2,7 +2,12 @@ package dev.plinth.server;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.gateway.S3Credentials;
+import dev.plinth.gateway.S3Gateway;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
@@ -18,6 +23,8 @@ import dev.plinth.wire.HostPort;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.RpcServer;
+import dev.plinth.wire.messages.MgmtMessages.AccessKey;
+import dev.plinth.wire.messages.MgmtMessages.CreateAccessKey;
 import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -44,6 +51,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   DIR/cluster.secret      the cluster secret (mode 0600)
+ *   DIR/s3-credentials      the S3 key pair made on first start (AWS credentials-file format, mode 0600)
  *   DIR/endpoints.json      where this server listens, written once it does
  *   DIR/mgmt/               cluster state
  *   DIR/meta/mdt0/          Raft log (raft/) and RocksDB (db/) of MDT 0
@@ -59,6 +67,8 @@ public final class EmbeddedServer implements AutoCloseable {
     private HostPort rpcAddress;
     private HostPort httpAddress;
     private HostPort raftAddress;
+    private HostPort s3Address;
+    private S3Gateway gateway;
     private Path secretFile;
     private MgmtService mgmt;
     private StorageService storage;
@@ -135,6 +145,10 @@ public final class EmbeddedServer implements AutoCloseable {
         }, 0, 1, TimeUnit.SECONDS);
 
         httpAddress = startHttp(HostPort.parse(config.get(Settings.HTTP_LISTEN)));
+        String s3Listen = config.get(Settings.S3_LISTEN);
+        if (!s3Listen.isEmpty()) {
+            startGateway(HostPort.parse(s3Listen), secret, config);
+        }
         writeEndpoints();
         KnownServers.remember(rpcAddress, secretFile);
         HostPort remembered = rpcAddress;
@@ -206,11 +220,31 @@ public final class EmbeddedServer implements AutoCloseable {
         return new HostPort(listen.host(), http.getAddress().getPort());
     }
 
+    /**
+     * The S3 gateway, over a client of this process (in-JVM channels), and on first start a key
+     * pair for the user who runs the server, written where the AWS tools read credentials from.
+     */
+    private void startGateway(HostPort listen, ClusterSecret secret, Config config) throws IOException {
+        PlinthClient client = PlinthClient.connect(new ClientOptions(rpcAddress, secret, Credentials.ROOT, config, "s3-gateway"));
+        resources.add(client);
+        Path credentialsFile = dataDirectory.resolve("s3-credentials");
+        if (!Files.exists(credentialsFile)) {
+            Credentials owner = ClientOptions.processCredentials();
+            AccessKey key = client.createAccessKey(new CreateAccessKey(null, null, owner.uid(), owner.gid(), owner.groups(),
+                    "made by plinth server on first start"));
+            S3Credentials.write(credentialsFile, key);
+        }
+        gateway = S3Gateway.start(client, config, listen);
+        resources.add(gateway);
+        s3Address = gateway.address();
+    }
+
     private void writeEndpoints() {
         String json = "{\n"
                 + "  \"rpc\": \"" + rpcAddress + "\",\n"
                 + "  \"http\": \"" + httpAddress + "\",\n"
                 + "  \"raft\": {\"mdt0\": \"" + raftAddress + "\"},\n"
+                + (s3Address == null ? "" : "  \"s3\": \"" + s3Url() + "\",\n")
                 + "  \"secretFile\": \"" + secretFile.toString().replace("\\", "\\\\").replace("\"", "\\\"") + "\"\n"
                 + "}\n";
         try {
@@ -229,6 +263,21 @@ public final class EmbeddedServer implements AutoCloseable {
 
     public HostPort httpAddress() {
         return httpAddress;
+    }
+
+    /** The S3 gateway's address, or null when it is off ({@code s3.listen} empty). */
+    public HostPort s3Address() {
+        return s3Address;
+    }
+
+    /** The S3 endpoint URL, or null when the gateway is off. */
+    public String s3Url() {
+        return s3Address == null ? null : (gateway.tls() ? "https://" : "http://") + s3Address;
+    }
+
+    /** Where the key pair made on first start is (AWS credentials-file format). */
+    public Path s3CredentialsFile() {
+        return dataDirectory.resolve("s3-credentials");
     }
 
     public Path secretFile() {

@@ -26,7 +26,7 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     public static Config testConfig() {
-        return Config.defaults().with("rpc.listen", "127.0.0.1:0").with("http.listen", "127.0.0.1:0")
+        return Config.defaults().with("rpc.listen", "127.0.0.1:0").with("http.listen", "127.0.0.1:0").with("s3.listen", "127.0.0.1:0")
                 .with("meta.session-lease-millis", "5000");
     }
 

@@ -39,7 +39,7 @@ final class ServerProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElseThrow();
         Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main",
-                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0"))
+                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {

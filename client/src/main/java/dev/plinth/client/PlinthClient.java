@@ -15,6 +15,7 @@ import dev.plinth.wire.HostPort;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 import dev.plinth.wire.messages.MetaMessages.CreateReply;
@@ -235,6 +236,20 @@ public final class PlinthClient implements AutoCloseable {
             }
         }
         return chain.targetIds();
+    }
+
+    // ---- S3 access keys (kept by mgmt)
+
+    public MgmtMessages.AccessKey createAccessKey(MgmtMessages.CreateAccessKey request) {
+        return server().request(request);
+    }
+
+    public List<MgmtMessages.AccessKey> accessKeys() {
+        return Retry.call(timeoutMillis, () -> server().<MgmtMessages.AccessKeyList>request(new MgmtMessages.ListAccessKeys()), null).keys();
+    }
+
+    public void deleteAccessKey(String accessKeyId) {
+        server().request(new MgmtMessages.DeleteAccessKey(accessKeyId));
     }
 
     public StatFsReply statFs() {

@@ -80,6 +80,27 @@ public final class Settings {
     public static final Setting<Integer> MOUNT_THREADS = Setting.ofInt("mount.threads", 16, "threads",
             "Threads serving FUSE requests; each waits on the kernel and serves one request at a time.");
 
+    // S3 gateway.
+    public static final Setting<String> S3_LISTEN = Setting.ofString("s3.listen", "127.0.0.1:9000",
+            "Address and port of the S3 gateway (in `plinth server` and `plinth gateway`). Port 0 picks a free port; empty turns "
+                    + "the embedded server's gateway off.");
+    public static final Setting<String> S3_ROOT = Setting.ofString("s3.root", "/",
+            "Directory whose subdirectories are the buckets.");
+    public static final Setting<String> S3_REGION = Setting.ofString("s3.region", "us-east-1",
+            "Region the gateway reports (GetBucketLocation). Requests signed for any region are accepted.");
+    public static final Setting<String> S3_DOMAIN = Setting.ofString("s3.domain", "",
+            "Domain for virtual-host-style requests (bucket.DOMAIN); empty: path style only.");
+    public static final Setting<Integer> S3_ANONYMOUS_UID = Setting.ofInt("s3.anonymous-uid", -1, "uid",
+            "uid (and gid) that unsigned requests act as, so POSIX permissions decide what anonymous users may read; -1 refuses them.");
+    public static final Setting<Integer> S3_REQUESTS_INFLIGHT_MAX = Setting.ofInt("s3.requests-inflight-max", 256, "requests",
+            "Requests the gateway serves at once; more are answered SlowDown (503).");
+    public static final Setting<Long> S3_HEADER_BYTES_MAX = Setting.ofBytes("s3.header-bytes-max", 16L << 10,
+            "Largest request header section accepted; larger ones are answered RequestHeaderSectionTooLarge.");
+    public static final Setting<String> S3_TLS_CERTIFICATE_FILE = Setting.ofString("s3.tls-certificate-file", "",
+            "PEM certificate chain: with s3.tls-key-file, the gateway speaks HTTPS only.");
+    public static final Setting<String> S3_TLS_KEY_FILE = Setting.ofString("s3.tls-key-file", "",
+            "PEM private key (PKCS#8) of s3.tls-certificate-file.");
+
     public static List<Setting<?>> all() {
         List<Setting<?>> result = new ArrayList<>();
         for (Field field : Settings.class.getDeclaredFields()) {

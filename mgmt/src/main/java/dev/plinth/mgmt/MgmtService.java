@@ -9,7 +9,12 @@ import dev.plinth.common.codec.RecordCodec;
 import dev.plinth.wire.Reply;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.MgmtMessages.AccessKey;
+import dev.plinth.wire.messages.MgmtMessages.AccessKeyList;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.CreateAccessKey;
+import dev.plinth.wire.messages.MgmtMessages.DeleteAccessKey;
+import dev.plinth.wire.messages.MgmtMessages.ListAccessKeys;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.GetClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
@@ -40,9 +45,23 @@ import java.util.regex.Pattern;
 public final class MgmtService {
     private static final Pattern POOL_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final int FORMAT_VERSION = 1;
+    private static final Pattern ACCESS_KEY_ID = Pattern.compile("[A-Za-z0-9._-]{3,128}");
+    private static final String ACCESS_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    private static final String SECRET_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    private static final int ACCESS_KEYS_MAX = 10_000;
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     /** What is persisted; the chain table is derived from it. */
-    record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools) {}
+    record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools,
+                 List<AccessKey> accessKeys) {
+        State {
+            accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys); // state files from before S3 keys
+        }
+
+        State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
+            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys);
+        }
+    }
 
     private final Path stateFile;
     private volatile ClusterMap map;
@@ -58,7 +77,7 @@ public final class MgmtService {
                     throw new PlinthException(ErrorCode.NOT_SUPPORTED, stateFile + " has format " + state.formatVersion());
                 }
             } else {
-                state = new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())));
+                state = new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of());
             }
         } catch (IOException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot read cluster state " + stateFile + ": " + e.getMessage(), e);
@@ -90,7 +109,7 @@ public final class MgmtService {
             }
         }
         allTargets.sort((a, b) -> Integer.compare(a.targetId(), b.targetId()));
-        commit(new State(FORMAT_VERSION, state.version() + 1, nodes, allTargets, pools));
+        commit(state.with(state.version() + 1, nodes, allTargets, pools));
     }
 
     public synchronized void heartbeat(Heartbeat heartbeat) {
@@ -110,7 +129,7 @@ public final class MgmtService {
             throw new PlinthException(ErrorCode.STALE_HANDLE, "node " + heartbeat.nodeId() + " is not registered");
         }
         // Usage changes often and is not worth a disk write: it is kept in memory and re-reported.
-        state = new State(FORMAT_VERSION, state.version(), state.nodes(), targets, state.pools());
+        state = state.with(state.version(), state.nodes(), targets, state.pools());
         map = toMap(state);
     }
 
@@ -143,8 +162,60 @@ public final class MgmtService {
                 pools.removeIf(p -> p.name().equals(name));
             }
         }
-        commit(new State(FORMAT_VERSION, state.version() + 1, state.nodes(), state.targets(), pools));
+        commit(state.with(state.version() + 1, state.nodes(), state.targets(), pools));
         return map;
+    }
+
+    // ---- S3 access keys
+
+    /** Creates an access key; generates the id (20 characters) and secret (40) where not given. */
+    public synchronized AccessKey createAccessKey(CreateAccessKey request) {
+        String id = request.accessKeyId() == null || request.accessKeyId().isEmpty() ? generate(ACCESS_KEY_ALPHABET, 20, "PK")
+                : request.accessKeyId();
+        String secretKey = request.secretKey() == null || request.secretKey().isEmpty() ? generate(SECRET_KEY_ALPHABET, 40, "")
+                : request.secretKey();
+        if (!ACCESS_KEY_ID.matcher(id).matches()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "access key ids are 3-128 of [A-Za-z0-9._-]");
+        }
+        if (secretKey.length() < 8 || secretKey.length() > 128 || secretKey.chars().anyMatch(c -> c <= ' ' || c > '~')) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "secret keys are 8-128 printable ASCII characters");
+        }
+        if (request.uid() < 0 || request.gid() < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "uid and gid must not be negative");
+        }
+        if (state.accessKeys().stream().anyMatch(k -> k.accessKeyId().equals(id))) {
+            throw new PlinthException(ErrorCode.ALREADY_EXISTS, "access key '" + id + "'");
+        }
+        if (state.accessKeys().size() >= ACCESS_KEYS_MAX) {
+            throw new PlinthException(ErrorCode.NO_SPACE, "the cluster holds " + ACCESS_KEYS_MAX + " access keys already");
+        }
+        AccessKey key = new AccessKey(id, secretKey, request.uid(), request.gid(),
+                request.groups() == null ? List.of() : List.copyOf(request.groups()),
+                request.description() == null ? "" : request.description(), System.currentTimeMillis());
+        List<AccessKey> keys = new ArrayList<>(state.accessKeys());
+        keys.add(key);
+        commit(new State(FORMAT_VERSION, state.version(), state.nodes(), state.targets(), state.pools(), keys));
+        return key;
+    }
+
+    public synchronized List<AccessKey> accessKeys() {
+        return state.accessKeys();
+    }
+
+    public synchronized void deleteAccessKey(String accessKeyId) {
+        List<AccessKey> keys = new ArrayList<>(state.accessKeys());
+        if (!keys.removeIf(k -> k.accessKeyId().equals(accessKeyId))) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "no access key '" + accessKeyId + "'");
+        }
+        commit(new State(FORMAT_VERSION, state.version(), state.nodes(), state.targets(), state.pools(), keys));
+    }
+
+    private static String generate(String alphabet, int length, String prefix) {
+        StringBuilder out = new StringBuilder(prefix);
+        while (out.length() < length) {
+            out.append(alphabet.charAt(RANDOM.nextInt(alphabet.length())));
+        }
+        return out.toString();
     }
 
     private static List<PoolInfo> requireExists(List<PoolInfo> pools, String name, boolean exists) {
@@ -175,6 +246,10 @@ public final class MgmtService {
     private void commit(State next) {
         try {
             Path temporary = stateFile.resolveSibling(stateFile.getFileName() + ".tmp");
+            Files.deleteIfExists(temporary);
+            // the state holds S3 secret keys: readable by the server's user only
+            Files.createFile(temporary, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
             Files.write(temporary, RecordCodec.encode(next));
             try (var channel = java.nio.channels.FileChannel.open(temporary, java.nio.file.StandardOpenOption.WRITE)) {
                 channel.force(true);
@@ -196,13 +271,13 @@ public final class MgmtService {
 
     public void register(RpcDispatcher dispatcher) {
         dispatcher.register(GetClusterMap.class, (context, request, data) -> CompletableFuture.completedFuture(Reply.of(map)));
-        dispatcher.register(UpdatePool.class, (context, request, data) -> {
-            try {
-                return CompletableFuture.completedFuture(Reply.of(updatePool(request)));
-            } catch (PlinthException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-        });
+        dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
+        dispatcher.register(CreateAccessKey.class, (context, request, data) -> answer(() -> createAccessKey(request)));
+        dispatcher.register(ListAccessKeys.class, (context, request, data) -> answer(() -> new AccessKeyList(accessKeys())));
+        dispatcher.register(DeleteAccessKey.class, (context, request, data) -> answer(() -> {
+            deleteAccessKey(request.accessKeyId());
+            return HandshakeMessages.EMPTY;
+        }));
         dispatcher.register(Heartbeat.class, (context, request, data) -> {
             try {
                 heartbeat(request);
@@ -211,5 +286,13 @@ public final class MgmtService {
                 return CompletableFuture.failedFuture(e);
             }
         });
+    }
+
+    private static CompletableFuture<Reply> answer(java.util.function.Supplier<Record> action) {
+        try {
+            return CompletableFuture.completedFuture(Reply.of(action.get()));
+        } catch (PlinthException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 }

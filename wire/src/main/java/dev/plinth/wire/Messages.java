@@ -24,6 +24,9 @@ final class Messages {
         registry.register(10, MgmtMessages.GetClusterMap.class, MgmtMessages.ClusterMap.class);
         registry.register(11, MgmtMessages.UpdatePool.class, MgmtMessages.ClusterMap.class);
         registry.register(12, MgmtMessages.Heartbeat.class, Empty.class);
+        registry.register(13, MgmtMessages.CreateAccessKey.class, MgmtMessages.AccessKey.class);
+        registry.register(14, MgmtMessages.ListAccessKeys.class, MgmtMessages.AccessKeyList.class);
+        registry.register(15, MgmtMessages.DeleteAccessKey.class, Empty.class);
 
         registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
         registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);

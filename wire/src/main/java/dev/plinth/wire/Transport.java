@@ -14,10 +14,10 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 
 /** Picks epoll where the native transport loads (Linux), NIO elsewhere. */
-final class Transport {
+public final class Transport {
     private Transport() {}
 
-    static EventLoopGroup newGroup(int threads) {
+    public static EventLoopGroup newGroup(int threads) {
         IoHandlerFactory factory = Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         return new MultiThreadIoEventLoopGroup(threads, factory);
     }
@@ -27,7 +27,7 @@ final class Transport {
         return new MultiThreadIoEventLoopGroup(threads, io.netty.channel.local.LocalIoHandler.newFactory());
     }
 
-    static Class<? extends ServerChannel> serverChannel() {
+    public static Class<? extends ServerChannel> serverChannel() {
         return Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }
 

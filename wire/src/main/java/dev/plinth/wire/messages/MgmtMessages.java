@@ -66,4 +66,21 @@ public final class MgmtMessages {
     public record TargetUsage(int targetId, long capacityBytes, long usedBytes, long filesystemId) {}
 
     public record Heartbeat(int nodeId, List<TargetUsage> targets) {}
+
+    /**
+     * An S3 access key of the gateway: requests signed with it act as {@code uid}/{@code gid}, so
+     * POSIX permissions apply to S3 as they do to the mount. The secret is kept by mgmt because
+     * SigV4 verification needs it (as every S3 server does); mgmt's state file is mode 0600.
+     */
+    public record AccessKey(String accessKeyId, String secretKey, int uid, int gid, List<Integer> groups, String description,
+                            long createdMillis) {}
+
+    /** Creates a key; a null or empty id and secret are generated. */
+    public record CreateAccessKey(String accessKeyId, String secretKey, int uid, int gid, List<Integer> groups, String description) {}
+
+    public record ListAccessKeys() {}
+
+    public record AccessKeyList(List<AccessKey> keys) {}
+
+    public record DeleteAccessKey(String accessKeyId) {}
 }

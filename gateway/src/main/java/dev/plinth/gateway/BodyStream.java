@@ -1,0 +1,197 @@
+package dev.plinth.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A request body as it arrives from Netty, read by the request's (virtual) thread. The channel
+ * does not read on its own (auto-read is off): this stream asks for more only while it holds
+ * less than {@link #BUFFERED_BYTES_MAX}, so a fast client of a slow upload is held back by TCP
+ * and memory does not grow with the object's size. "Expect: 100-continue" is answered when the
+ * handler first reads, so a request refused before that (bad signature) never gets its body sent.
+ */
+final class BodyStream extends InputStream {
+    static final int BUFFERED_BYTES_MAX = 4 << 20;
+    private static final long IDLE_TIMEOUT_MILLIS = 120_000;
+
+    private final ChannelHandlerContext context;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition arrived = lock.newCondition();
+    private final ArrayDeque<ByteBuf> queue = new ArrayDeque<>();
+    private boolean expectContinue;
+    private int queuedBytes;
+    private boolean ended;
+    private boolean released;
+    private Throwable failure;
+    private long receivedBytes;
+    private boolean started;
+
+    BodyStream(ChannelHandlerContext context, boolean expectContinue) {
+        this.context = context;
+        this.expectContinue = expectContinue;
+    }
+
+    // ---- called on the event loop
+
+    /** Takes a piece of the body (the caller's reference). Returns whether the channel should read more now. */
+    boolean offer(ByteBuf content) {
+        lock.lock();
+        try {
+            if (released) {
+                content.release();
+                return true; // nobody reads any more: let the rest drain
+            }
+            if (content.isReadable()) {
+                queue.add(content);
+                queuedBytes += content.readableBytes();
+                receivedBytes += content.readableBytes();
+            } else {
+                content.release();
+            }
+            arrived.signalAll();
+            return started && queuedBytes < BUFFERED_BYTES_MAX;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void end() {
+        lock.lock();
+        try {
+            ended = true;
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void fail(Throwable cause) {
+        lock.lock();
+        try {
+            if (failure == null) {
+                failure = cause;
+            }
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the whole body has arrived (so the connection can serve the next request). */
+    boolean ended() {
+        lock.lock();
+        try {
+            return ended && failure == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long receivedBytes() {
+        lock.lock();
+        try {
+            return receivedBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- called by the request's thread
+
+    @Override
+    public int read() throws IOException {
+        byte[] one = new byte[1];
+        int n = read(one, 0, 1);
+        return n < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] target, int offset, int length) throws IOException {
+        if (length == 0) {
+            return 0;
+        }
+        boolean askForMore = false;
+        lock.lock();
+        try {
+            if (!started) {
+                started = true;
+                askForMore = !ended;
+                if (expectContinue && !ended) {
+                    expectContinue = false;
+                    context.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+                }
+            }
+            if (askForMore) {
+                requestRead();
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(IDLE_TIMEOUT_MILLIS);
+            while (queue.isEmpty() && !ended && failure == null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IOException("no request body bytes for " + IDLE_TIMEOUT_MILLIS / 1000 + " s");
+                }
+                try {
+                    arrived.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while reading the request body");
+                }
+            }
+            if (failure != null) {
+                throw new IOException("request body failed: " + failure.getMessage(), failure);
+            }
+            if (queue.isEmpty()) {
+                return -1;
+            }
+            int copied = 0;
+            while (copied < length && !queue.isEmpty()) {
+                ByteBuf head = queue.peek();
+                int count = Math.min(length - copied, head.readableBytes());
+                head.readBytes(target, offset + copied, count);
+                copied += count;
+                if (!head.isReadable()) {
+                    queue.poll().release();
+                }
+            }
+            int before = queuedBytes;
+            queuedBytes -= copied;
+            if (!ended && before >= BUFFERED_BYTES_MAX / 2 && queuedBytes < BUFFERED_BYTES_MAX / 2) {
+                requestRead();
+            } else if (!ended && queuedBytes == 0) {
+                requestRead();
+            }
+            return copied;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void requestRead() {
+        context.channel().eventLoop().execute(context::read);
+    }
+
+    /** Frees what is queued; later pieces are dropped as they come. */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            released = true;
+            while (!queue.isEmpty()) {
+                queue.poll().release();
+            }
+            queuedBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

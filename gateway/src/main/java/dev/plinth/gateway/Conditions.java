@@ -1,0 +1,103 @@
+package dev.plinth.gateway;
+
+/** Conditional request headers (RFC 9110 as S3 applies them) and byte ranges. */
+final class Conditions {
+    private Conditions() {}
+
+    private static boolean matches(String header, String etag) {
+        for (String candidate : header.split(",")) {
+            String value = candidate.strip();
+            if (value.equals("*") || value.replace("\"", "").replace("W/", "").equals(etag)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** null to go on, 304 (not modified) or 412 (precondition failed). */
+    static Integer check(S3Exchange exchange, String etag, long modifiedMillis) {
+        long modifiedSeconds = modifiedMillis / 1000;
+        String ifMatch = exchange.header("If-Match");
+        String ifNoneMatch = exchange.header("If-None-Match");
+        Long ifModifiedSince = Http.parseDate(exchange.header("If-Modified-Since"));
+        Long ifUnmodifiedSince = Http.parseDate(exchange.header("If-Unmodified-Since"));
+        if (ifMatch != null && !matches(ifMatch, etag)) {
+            return 412;
+        }
+        if (ifMatch == null && ifUnmodifiedSince != null && modifiedSeconds > ifUnmodifiedSince / 1000) {
+            return 412;
+        }
+        if (ifNoneMatch != null && matches(ifNoneMatch, etag)) {
+            return 304;
+        }
+        if (ifNoneMatch == null && ifModifiedSince != null && modifiedSeconds <= ifModifiedSince / 1000) {
+            return 304;
+        }
+        return null;
+    }
+
+    /** Whether the x-amz-copy-source-if-* conditions fail. */
+    static boolean checkCopySource(S3Exchange exchange, String etag, long modifiedMillis) {
+        long modifiedSeconds = modifiedMillis / 1000;
+        String ifMatch = exchange.header("x-amz-copy-source-if-match");
+        String ifNoneMatch = exchange.header("x-amz-copy-source-if-none-match");
+        Long ifModifiedSince = Http.parseDate(exchange.header("x-amz-copy-source-if-modified-since"));
+        Long ifUnmodifiedSince = Http.parseDate(exchange.header("x-amz-copy-source-if-unmodified-since"));
+        return (ifMatch != null && !matches(ifMatch, etag))
+                || (ifMatch == null && ifUnmodifiedSince != null && modifiedSeconds > ifUnmodifiedSince / 1000)
+                || (ifNoneMatch != null && matches(ifNoneMatch, etag))
+                || (ifNoneMatch == null && ifModifiedSince != null && modifiedSeconds <= ifModifiedSince / 1000);
+    }
+
+    /**
+     * A single "bytes=" range as [start, end) within {@code size}; null for none (or one we ignore,
+     * as RFC 9110 allows: a syntactically bad or multi-range header); InvalidRange when unsatisfiable.
+     */
+    static long[] range(String header, long size) {
+        if (header == null) {
+            return null;
+        }
+        String value = header.strip();
+        if (!value.startsWith("bytes=") || value.contains(",")) {
+            return null;
+        }
+        String spec = value.substring(6).strip();
+        int dash = spec.indexOf('-');
+        if (dash < 0) {
+            return null;
+        }
+        try {
+            String first = spec.substring(0, dash).strip();
+            String last = spec.substring(dash + 1).strip();
+            long start;
+            long end;
+            if (first.isEmpty()) {
+                if (last.isEmpty()) {
+                    return null;
+                }
+                long suffix = Long.parseLong(last);
+                if (suffix <= 0) {
+                    throw unsatisfiable(size);
+                }
+                start = Math.max(0, size - suffix);
+                end = size;
+            } else {
+                start = Long.parseLong(first);
+                end = last.isEmpty() ? size : Math.min(size, Long.parseLong(last) + 1);
+                if (!last.isEmpty() && Long.parseLong(last) < start) {
+                    return null;
+                }
+            }
+            if (start >= size || start < 0) {
+                throw unsatisfiable(size);
+            }
+            return new long[] {start, end};
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private static S3Exception unsatisfiable(long size) {
+        return new S3Exception(S3Error.INVALID_RANGE, "the requested range is not satisfiable (the object has " + size + " bytes)");
+    }
+}

@@ -1,0 +1,72 @@
+package dev.plinth.gateway;
+
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.PlinthException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+
+/** Moving bytes between request bodies, files and responses, in bounded pieces. */
+final class ObjectIo {
+    static final int PIECE_BYTES = 1 << 20;
+
+    private ObjectIo() {}
+
+    /** What a body held: its length and MD5. */
+    record Written(long sizeBytes, byte[] md5) {}
+
+    /** Writes a whole body into {@code file} from offset 0, hashing it; fails if it is not {@code expectedBytes} long (when >= 0). */
+    static Written writeBody(InputStream body, PlinthFile file, long expectedBytes, long sizeBytesMax) {
+        MessageDigest md5 = S3Namespace.md5();
+        byte[] piece = new byte[PIECE_BYTES];
+        long offset = 0;
+        try {
+            while (true) {
+                int filled = 0;
+                int n = 0;
+                while (filled < piece.length && (n = body.read(piece, filled, piece.length - filled)) > 0) {
+                    filled += n;
+                }
+                if (filled > 0) {
+                    if (offset + filled > sizeBytesMax) {
+                        throw new S3Exception(S3Error.ENTITY_TOO_LARGE, "the object is larger than " + sizeBytesMax + " bytes");
+                    }
+                    md5.update(piece, 0, filled);
+                    file.write(offset, ByteBuffer.wrap(piece, 0, filled));
+                    offset += filled;
+                }
+                if (n < 0 || filled == 0) {
+                    break;
+                }
+            }
+        } catch (IOException e) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, "the request body ended early: " + e.getMessage());
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        }
+        if (expectedBytes >= 0 && offset != expectedBytes) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, "the body has " + offset + " bytes, the request said " + expectedBytes);
+        }
+        return new Written(offset, md5.digest());
+    }
+
+    /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
+    static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5) {
+        ByteBuffer piece = ByteBuffer.allocate(PIECE_BYTES);
+        long done = 0;
+        while (done < length) {
+            piece.clear().limit((int) Math.min(PIECE_BYTES, length - done));
+            int n = source.read(sourceOffset + done, piece);
+            if (n <= 0) {
+                throw new S3Exception(S3Error.INTERNAL_ERROR, "the source ended early (changed while it was copied)");
+            }
+            piece.flip();
+            if (md5 != null) {
+                md5.update(piece.duplicate());
+            }
+            target.write(targetOffset + done, piece);
+            done += n;
+        }
+    }
+}

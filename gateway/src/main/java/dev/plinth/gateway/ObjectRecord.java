@@ -1,0 +1,26 @@
+package dev.plinth.gateway;
+
+import java.util.List;
+
+/**
+ * What S3 knows of an object beyond the file's attributes, kept in the file's
+ * {@value #XATTR} extended attribute: the ETag and the size and mtime it was computed for (a file
+ * changed through the mount since then gets a derived ETag instead), the Content-Type and other
+ * standard headers, and the user metadata (x-amz-meta-*).
+ */
+record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNanos, String contentType, List<Header> headers,
+                    List<Header> userMetadata) {
+    static final String XATTR = "trusted.plinth.s3";
+    static final int FORMAT_VERSION = 1;
+
+    record Header(String name, String value) {}
+
+    ObjectRecord {
+        headers = headers == null ? List.of() : List.copyOf(headers);
+        userMetadata = userMetadata == null ? List.of() : List.copyOf(userMetadata);
+    }
+
+    ObjectRecord withVersion(String newEtag, long newSizeBytes, long newMtimeNanos) {
+        return new ObjectRecord(FORMAT_VERSION, newEtag, newSizeBytes, newMtimeNanos, contentType, headers, userMetadata);
+    }
+}

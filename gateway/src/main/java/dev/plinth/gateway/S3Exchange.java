@@ -1,0 +1,272 @@
+package dev.plinth.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One S3 request and its response, used by the request's own (virtual) thread. Responses are
+ * written through Netty from this thread; a streamed body waits while the channel is not
+ * writable, so a slow reader holds back the gateway instead of filling its memory.
+ */
+final class S3Exchange {
+    private final ChannelHandlerContext context;
+    private final HttpRequest request;
+    private final BodyStream body;
+    private final String requestId;
+    private final String rawPath;
+    private final String path;
+    private final List<Map.Entry<String, String>> query;
+    private final ReentrantLock writableLock = new ReentrantLock();
+    private final Condition writable = writableLock.newCondition();
+    private final Runnable onComplete;
+    private boolean responseStarted;
+    private boolean responseDone;
+    private boolean closeAfterResponse;
+
+    S3Exchange(ChannelHandlerContext context, HttpRequest request, BodyStream body, String requestId, Runnable onComplete) {
+        this.context = context;
+        this.request = request;
+        this.body = body;
+        this.requestId = requestId;
+        this.onComplete = onComplete;
+        String uri = request.uri();
+        int question = uri.indexOf('?');
+        this.rawPath = question < 0 ? uri : uri.substring(0, question);
+        this.path = QueryStringDecoder.decodeComponent(rawPath.replace("+", "%2B"));
+        List<Map.Entry<String, String>> parameters = new ArrayList<>();
+        if (question >= 0) {
+            for (String pair : uri.substring(question + 1).split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int equals = pair.indexOf('=');
+                String name = equals < 0 ? pair : pair.substring(0, equals);
+                String value = equals < 0 ? "" : pair.substring(equals + 1);
+                parameters.add(new AbstractMap.SimpleImmutableEntry<>(QueryStringDecoder.decodeComponent(name),
+                        QueryStringDecoder.decodeComponent(value)));
+            }
+        }
+        this.query = List.copyOf(parameters);
+    }
+
+    String method() {
+        return request.method().name();
+    }
+
+    /** The decoded path, e.g. {@code /bucket/a b/c}. */
+    String path() {
+        return path;
+    }
+
+    List<Map.Entry<String, String>> query() {
+        return query;
+    }
+
+    boolean hasParameter(String name) {
+        return query.stream().anyMatch(e -> e.getKey().equals(name));
+    }
+
+    String parameter(String name) {
+        return query.stream().filter(e -> e.getKey().equals(name)).map(Map.Entry::getValue).findFirst().orElse(null);
+    }
+
+    HttpHeaders headers() {
+        return request.headers();
+    }
+
+    String header(String name) {
+        return request.headers().get(name);
+    }
+
+    /** All values of a header joined by commas, as SigV4 signs them. */
+    String joinedHeader(String name) {
+        List<String> values = request.headers().getAll(name);
+        return values.isEmpty() ? null : String.join(",", values);
+    }
+
+    BodyStream body() {
+        return body;
+    }
+
+    String requestId() {
+        return requestId;
+    }
+
+    String resource() {
+        return path;
+    }
+
+    // ---- responses
+
+    private HttpHeaders standard(HttpResponse response) {
+        HttpHeaders headers = response.headers();
+        headers.set("x-amz-request-id", requestId);
+        headers.set(HttpHeaderNames.SERVER, "Plinth");
+        headers.set(HttpHeaderNames.DATE, Http.date(System.currentTimeMillis()));
+        return headers;
+    }
+
+    /** A whole response. {@code content} may be null (no body; HEAD answers keep their Content-Length). */
+    void respond(int status, HttpHeaders extra, byte[] content) {
+        startCheck();
+        ByteBuf buffer = content == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(content);
+        DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), buffer);
+        HttpHeaders headers = standard(response);
+        if (extra != null) {
+            headers.add(extra);
+        }
+        if (!headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
+            headers.setInt(HttpHeaderNames.CONTENT_LENGTH, buffer.readableBytes());
+        }
+        finish(context.writeAndFlush(response));
+    }
+
+    void respondXml(int status, String xml) {
+        io.netty.handler.codec.http.DefaultHttpHeaders headers = new io.netty.handler.codec.http.DefaultHttpHeaders();
+        headers.set(HttpHeaderNames.CONTENT_TYPE, "application/xml");
+        respond(status, headers, xml.getBytes(StandardCharsets.UTF_8));
+    }
+
+    void respondError(S3Exception error) {
+        if (responseStarted) {
+            // the status line is out: all that is left is to cut the connection, so the client sees a short body
+            closeAfterResponse = true;
+            context.close();
+            complete();
+            return;
+        }
+        if (method().equals("HEAD")) {
+            respond(error.error().httpStatus(), null, null);
+            return;
+        }
+        respondXml(error.error().httpStatus(), Xml.error(error.error().code(), error.getMessage(), resource(), requestId));
+    }
+
+    /** Starts a streamed response; with {@code contentLength} < 0 it is chunked. */
+    void startStream(int status, HttpHeaders extra, long contentLength) {
+        startCheck();
+        DefaultHttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status));
+        HttpHeaders headers = standard(response);
+        if (extra != null) {
+            headers.add(extra);
+        }
+        if (contentLength >= 0) {
+            HttpUtil.setContentLength(response, contentLength);
+        } else {
+            HttpUtil.setTransferEncodingChunked(response, true);
+        }
+        context.writeAndFlush(response);
+    }
+
+    /** Sends a piece of a streamed body (this takes the buffer's reference); waits while the channel is not writable. */
+    void streamChunk(ByteBuf content) {
+        awaitWritable();
+        context.writeAndFlush(new DefaultHttpContent(content));
+    }
+
+    void endStream() {
+        finish(context.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT));
+    }
+
+    private void awaitWritable() {
+        writableLock.lock();
+        try {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(2);
+            while (!context.channel().isWritable() && context.channel().isActive()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new S3Exception(S3Error.INTERNAL_ERROR, "the client stopped reading");
+                }
+                try {
+                    writable.awaitNanos(Math.min(left, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new S3Exception(S3Error.INTERNAL_ERROR, "interrupted");
+                }
+            }
+            if (!context.channel().isActive()) {
+                throw new S3Exception(S3Error.INTERNAL_ERROR, "the client went away");
+            }
+        } finally {
+            writableLock.unlock();
+        }
+    }
+
+    /** Called on the event loop when the channel's writability changes. */
+    void writabilityChanged() {
+        writableLock.lock();
+        try {
+            writable.signalAll();
+        } finally {
+            writableLock.unlock();
+        }
+    }
+
+    private void startCheck() {
+        if (responseStarted) {
+            throw new IllegalStateException("a response was already started for " + requestId);
+        }
+        responseStarted = true;
+    }
+
+    boolean responseStarted() {
+        return responseStarted;
+    }
+
+    /**
+     * Ends the exchange once {@code written} is out. Whether the connection may serve another
+     * request is decided then, on the event loop, when every piece of this request that had
+     * arrived has been delivered: a body the handler did not read to its end leaves the
+     * connection mid-request, so it is closed.
+     */
+    private void finish(io.netty.channel.ChannelFuture written) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request) && !closeAfterResponse;
+        responseDone = true;
+        written.addListener(future -> {
+            if (!future.isSuccess() || !keepAlive || !body.ended()) {
+                context.close();
+            }
+            onComplete.run();
+        });
+    }
+
+    private void complete() {
+        if (!responseDone) {
+            responseDone = true;
+            onComplete.run();
+        }
+    }
+
+    /** Makes sure the exchange ends (a handler that returned without responding is a bug, answered 500). */
+    void ensureDone() {
+        if (!responseStarted) {
+            respondError(new S3Exception(S3Error.INTERNAL_ERROR, "no response"));
+        } else if (!responseDone) {
+            closeAfterResponse = true;
+            context.close();
+            complete();
+        }
+        body.close();
+    }
+}

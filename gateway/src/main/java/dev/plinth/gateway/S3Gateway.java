@@ -1,0 +1,258 @@
+package dev.plinth.gateway;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.Transport;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.io.File;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The S3 gateway: an HTTP/1.1 server (Netty) whose requests each run on a virtual thread against
+ * the native client. The event loop only moves bytes: it hands a request's body to its thread
+ * through a bounded {@link BodyStream} and writes what the thread answers. A connection serves
+ * one request at a time (the next is not read until the answer is out), and at most
+ * {@code s3.requests-inflight-max} requests run at once; beyond that the answer is SlowDown.
+ */
+public final class S3Gateway implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(S3Gateway.class);
+
+    private final S3Router router;
+    private final Semaphore inflight;
+    private final int headerBytesMax;
+    private final SslContext tls;
+    private final EventLoopGroup bossGroup = Transport.newGroup(1);
+    private final EventLoopGroup workerGroup = Transport.newGroup(2);
+    private final AtomicLong requestIds = new AtomicLong();
+    private final String requestIdPrefix = Long.toHexString(System.nanoTime() & 0xffffff).toUpperCase();
+    private Channel serverChannel;
+    private HostPort address;
+
+    private S3Gateway(PlinthClient client, Config config) {
+        S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT));
+        int anonymousUid = config.get(Settings.S3_ANONYMOUS_UID);
+        Authenticator authenticator = new Authenticator(new AccessKeys(client),
+                anonymousUid < 0 ? null : new Credentials(anonymousUid, anonymousUid, java.util.List.of()));
+        this.router = new S3Router(authenticator, new S3Operations(namespace, config.get(Settings.S3_REGION)), client,
+                config.get(Settings.S3_DOMAIN));
+        this.inflight = new Semaphore(config.get(Settings.S3_REQUESTS_INFLIGHT_MAX));
+        this.headerBytesMax = Math.toIntExact(config.get(Settings.S3_HEADER_BYTES_MAX));
+        String certificate = config.get(Settings.S3_TLS_CERTIFICATE_FILE);
+        String key = config.get(Settings.S3_TLS_KEY_FILE);
+        if (!certificate.isEmpty() || !key.isEmpty()) {
+            try {
+                tls = SslContextBuilder.forServer(new File(certificate), new File(key)).build();
+            } catch (Exception | Error e) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "cannot load the S3 TLS certificate " + certificate + " and key " + key
+                        + ": " + e.getMessage(), e);
+            }
+        } else {
+            tls = null;
+        }
+    }
+
+    /** Starts a gateway over {@code client} (whose own credentials are not used: each request acts as its key's uid/gid). */
+    public static S3Gateway start(PlinthClient client, Config config, HostPort listen) {
+        requireNonNull(client, "client is null");
+        S3Gateway gateway = new S3Gateway(client, config);
+        try {
+            gateway.bind(listen);
+            return gateway;
+        } catch (RuntimeException e) {
+            gateway.close();
+            throw e;
+        }
+    }
+
+    private void bind(HostPort listen) {
+        ServerBootstrap bootstrap = new ServerBootstrap().group(bossGroup, workerGroup).channel(Transport.serverChannel())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel channel) {
+                        if (tls != null) {
+                            channel.pipeline().addLast("tls", tls.newHandler(channel.alloc()));
+                        }
+                        channel.pipeline().addLast("http", new HttpServerCodec(8192, headerBytesMax, 256 * 1024));
+                        channel.pipeline().addLast("s3", new ConnectionHandler());
+                    }
+                });
+        try {
+            serverChannel = bootstrap.bind(listen.toSocketAddress()).sync().channel();
+        } catch (Exception e) {
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "cannot listen for S3 on " + listen + ": " + e.getMessage(), e);
+        }
+        address = new HostPort(listen.host(), ((InetSocketAddress) serverChannel.localAddress()).getPort());
+    }
+
+    public HostPort address() {
+        return address;
+    }
+
+    public boolean tls() {
+        return tls != null;
+    }
+
+    @Override
+    public void close() {
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        bossGroup.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        workerGroup.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** One connection: at most one request in progress. */
+    private final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+        private BodyStream body;
+        private S3Exchange exchange;
+
+        @Override
+        public void channelActive(ChannelHandlerContext context) {
+            context.read();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext context, Object message) {
+            if (message instanceof HttpRequest request) {
+                startRequest(context, request);
+            }
+            if (message instanceof HttpContent content) {
+                if (body == null) {
+                    content.release(); // the rest of a request we already answered and are closing
+                    return;
+                }
+                if (content.decoderResult().isFailure()) {
+                    content.release();
+                    body.fail(content.decoderResult().cause());
+                    return;
+                }
+                boolean last = content instanceof LastHttpContent;
+                boolean more = body.offer(content.content());
+                if (last) {
+                    body.end();
+                } else if (more) {
+                    context.read();
+                }
+            } else if (!(message instanceof HttpRequest)) {
+                io.netty.util.ReferenceCountUtil.release(message);
+            }
+        }
+
+        private void startRequest(ChannelHandlerContext context, HttpRequest request) {
+            String requestId = requestIdPrefix + Long.toHexString(requestIds.incrementAndGet()).toUpperCase();
+            if (request.decoderResult().isFailure()) {
+                Throwable cause = request.decoderResult().cause();
+                S3Error error = cause instanceof TooLongFrameException ? S3Error.REQUEST_HEADER_TOO_LARGE : S3Error.INVALID_REQUEST;
+                refuse(context, error, "bad HTTP request: " + cause.getMessage(), requestId);
+                return;
+            }
+            if (!inflight.tryAcquire()) {
+                refuse(context, S3Error.SLOW_DOWN, "too many requests in progress; reduce your request rate", requestId);
+                return;
+            }
+            body = new BodyStream(context, HttpUtil.is100ContinueExpected(request));
+            BodyStream requestBody = body;
+            exchange = new S3Exchange(context, request, requestBody, requestId, () -> {
+                inflight.release();
+                context.channel().eventLoop().execute(() -> {
+                    if (body == requestBody) {
+                        body = null;
+                        exchange = null;
+                    }
+                    if (context.channel().isActive()) {
+                        context.read();
+                    }
+                });
+            });
+            S3Exchange started = exchange;
+            Thread.ofVirtual().name("s3-" + requestId).start(() -> {
+                try {
+                    router.handle(started);
+                } catch (RuntimeException e) {
+                    LOG.warn("{} failed", requestId, e);
+                } finally {
+                    started.ensureDone();
+                }
+            });
+        }
+
+        /** Answers on the event loop, without a request thread, and closes the connection. */
+        private void refuse(ChannelHandlerContext context, S3Error error, String message, String requestId) {
+            byte[] xml = Xml.error(error.code(), message, "/", requestId).getBytes(StandardCharsets.UTF_8);
+            DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(error.httpStatus()),
+                    Unpooled.wrappedBuffer(xml));
+            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/xml").setInt(HttpHeaderNames.CONTENT_LENGTH, xml.length)
+                    .set(HttpHeaderNames.CONNECTION, "close").set("x-amz-request-id", requestId);
+            body = null;
+            context.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext context) {
+            // reads are asked for by the body stream (room to buffer) and by a finished response (next request)
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext context) {
+            if (exchange != null) {
+                exchange.writabilityChanged();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext context) {
+            if (body != null) {
+                body.fail(new java.io.IOException("the client closed the connection"));
+            }
+            if (exchange != null) {
+                exchange.writabilityChanged();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
+            LOG.debug("S3 connection failed: {}", cause.toString());
+            if (body != null) {
+                body.fail(cause);
+            }
+            context.close();
+        }
+    }
+}

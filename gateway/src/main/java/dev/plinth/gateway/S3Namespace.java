@@ -1,0 +1,211 @@
+package dev.plinth.gateway;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.codec.RecordCodec;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * How S3 names map onto the Plinth namespace: bucket {@code b} is the directory
+ * {@code ROOT/b}, object {@code a/b/c} the file {@code ROOT/b/a/b/c}, and a key ending in '/' an
+ * (empty) directory. Names that begin with {@value #HIDDEN_PREFIX} are the gateway's own (uploads
+ * in progress) and are neither listed nor accepted as keys. Requests act as their key's uid/gid
+ * ({@link PlinthClient#CALLER}); only the gateway's own metadata attribute is written as root.
+ */
+final class S3Namespace {
+    static final String HIDDEN_PREFIX = ".plinth-s3-";
+    static final String UPLOADS_DIRECTORY = HIDDEN_PREFIX + "uploads";
+    static final int KEY_BYTES_MAX = 1024;
+    private static final Pattern BUCKET_NAME = Pattern.compile("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]");
+
+    private final PlinthClient client;
+    private final String root;
+
+    S3Namespace(PlinthClient client, String root) {
+        this.client = client;
+        this.root = root.equals("/") ? "" : root.replaceAll("/+$", "");
+    }
+
+    PlinthClient client() {
+        return client;
+    }
+
+    static boolean validBucketName(String bucket) {
+        return BUCKET_NAME.matcher(bucket).matches() && !bucket.contains("..") && !bucket.matches("\\d+\\.\\d+\\.\\d+\\.\\d+");
+    }
+
+    /** The directory of a bucket. */
+    String bucketPath(String bucket) {
+        if (!validBucketName(bucket)) {
+            throw new S3Exception(S3Error.INVALID_BUCKET_NAME, "bucket names are 3-63 of a-z 0-9 . -, starting and ending with a letter or digit");
+        }
+        return root + "/" + bucket;
+    }
+
+    String rootPath() {
+        return root.isEmpty() ? "/" : root;
+    }
+
+    /** The path of an object; rejects keys that cannot be a path inside the bucket. */
+    String objectPath(String bucket, String key) {
+        checkKey(key);
+        String path = bucketPath(bucket) + "/" + key;
+        return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+    }
+
+    static void checkKey(String key) {
+        if (key == null || key.isEmpty()) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "the object key is empty");
+        }
+        if (key.getBytes(StandardCharsets.UTF_8).length > KEY_BYTES_MAX) {
+            throw new S3Exception(S3Error.KEY_TOO_LONG, "object keys are at most " + KEY_BYTES_MAX + " bytes");
+        }
+        String body = key.endsWith("/") ? key.substring(0, key.length() - 1) : key;
+        for (String component : body.split("/", -1)) {
+            if (component.isEmpty() || component.equals(".") || component.equals("..") || component.indexOf('\0') >= 0
+                    || component.startsWith(HIDDEN_PREFIX)) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "the key '" + key + "' has an empty, '.', '..' or reserved path component"
+                        + " (keys name files: they may not start with '/', hold '//' or leave the bucket)");
+            }
+            if (component.getBytes(StandardCharsets.UTF_8).length > 255) {
+                throw new S3Exception(S3Error.KEY_TOO_LONG, "each '/'-separated part of a key is at most 255 bytes");
+            }
+        }
+    }
+
+    /** The attributes of a bucket's directory; NoSuchBucket if there is none. */
+    Attributes bucket(String bucket) {
+        try {
+            Attributes attributes = client.stat(bucketPath(bucket));
+            if (!attributes.isDirectory()) {
+                throw new S3Exception(S3Error.NO_SUCH_BUCKET, "the bucket '" + bucket + "' does not exist");
+            }
+            return attributes;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NOT_A_DIRECTORY) {
+                throw new S3Exception(S3Error.NO_SUCH_BUCKET, "the bucket '" + bucket + "' does not exist");
+            }
+            throw translate(e);
+        }
+    }
+
+    /** The attributes of an object's file, or null if there is no such object (the bucket exists). */
+    Attributes findObject(String bucket, String key) {
+        String path = objectPath(bucket, key);
+        try {
+            Attributes attributes = client.stat(path);
+            if (key.endsWith("/") ? attributes.isDirectory() : attributes.type() == FileType.FILE) {
+                return attributes;
+            }
+            return null;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NOT_A_DIRECTORY) {
+                bucket(bucket); // NoSuchBucket rather than NoSuchKey when that is what is missing
+                return null;
+            }
+            throw translate(e);
+        }
+    }
+
+    Attributes object(String bucket, String key) {
+        Attributes attributes = findObject(bucket, key);
+        if (attributes == null) {
+            throw new S3Exception(S3Error.NO_SUCH_KEY, "the key '" + key + "' does not exist");
+        }
+        return attributes;
+    }
+
+    /** The stored record of a file, or null (never written through S3, or unreadable). */
+    ObjectRecord record(long inodeId) {
+        try {
+            byte[] value = ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).call(() -> client.getXattr(inodeId, ObjectRecord.XATTR));
+            return RecordCodec.decode(ObjectRecord.class, value);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NO_ATTRIBUTE || e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.PROTOCOL_ERROR) {
+                return null;
+            }
+            throw translate(e);
+        }
+    }
+
+    void setRecord(long inodeId, ObjectRecord record) {
+        ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).run(() -> client.setXattr(inodeId, ObjectRecord.XATTR, RecordCodec.encode(record), 0));
+    }
+
+    /**
+     * The ETag of a file: the stored MD5-based one while the file is as S3 wrote it, else one
+     * derived from inode, size and mtime, with a '-' so that clients do not take it for an MD5.
+     */
+    static String etag(Attributes attributes, ObjectRecord record) {
+        if (record != null && record.etag() != null && record.sizeBytes() == attributes.sizeBytes()
+                && record.mtimeNanos() == attributes.mtimeNanos()) {
+            return record.etag();
+        }
+        java.security.MessageDigest md5 = md5();
+        md5.update((attributes.inodeId() + ":" + attributes.sizeBytes() + ":" + attributes.mtimeNanos()).getBytes(StandardCharsets.US_ASCII));
+        return HexFormat.of().formatHex(md5.digest()) + "-1";
+    }
+
+    static java.security.MessageDigest md5() {
+        try {
+            return java.security.MessageDigest.getInstance("MD5");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError("MD5 is part of every JDK", e);
+        }
+    }
+
+    /** Creates the directories of a path as the caller; an existing directory is fine, a file in the way is a conflict. */
+    Attributes mkdirs(String path) {
+        try {
+            return client.mkdirs(path, 0755);
+        } catch (PlinthException e) {
+            throw translate(e);
+        }
+    }
+
+    /** A file being written under a hidden name, renamed into place when complete. */
+    record Temporary(PlinthFile file, String path) {}
+
+    /** A new, hidden file in {@code directory} to write an object into before it is renamed into place (PUT is atomic). */
+    Temporary createTemporary(String directory) {
+        String path = directory + "/" + HIDDEN_PREFIX + "put-" + UUID.randomUUID();
+        try {
+            return new Temporary(client.create(path, 0644, true, null), path);
+        } catch (PlinthException e) {
+            throw translate(e);
+        }
+    }
+
+    static S3Exception translate(PlinthException e) {
+        return new S3Exception(S3Error.of(e.code()), e.getMessage(), e);
+    }
+
+    /** Removes the empty directories left above a deleted key, up to (not including) the bucket: a prefix lives only while it has objects. */
+    void removeEmptyParents(String bucket, String key) {
+        String bucketPath = bucketPath(bucket);
+        String path = objectPath(bucket, key);
+        int slash = path.lastIndexOf('/');
+        while (slash > bucketPath.length()) {
+            path = path.substring(0, slash);
+            try {
+                client.delete(path);
+            } catch (PlinthException e) {
+                return; // not empty, not ours, or gone already: stop
+            }
+            slash = path.lastIndexOf('/');
+        }
+    }
+
+    List<dev.plinth.wire.messages.MetaMessages.DirEntry> listRoot() {
+        return client.list(rootPath());
+    }
+}

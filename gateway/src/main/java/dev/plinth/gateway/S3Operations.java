@@ -1,0 +1,966 @@
+package dev.plinth.gateway;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.DirEntry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import org.w3c.dom.Element;
+
+/**
+ * The S3 operations over the namespace, one method each, reached from {@link S3Router}. Every
+ * method runs as the request's caller; see {@link S3Namespace} for how names map to paths.
+ */
+final class S3Operations {
+    static final long PART_BYTES_MIN = 5L << 20;
+    static final int PARTS_MAX = 10_000;
+    private static final List<String> STORED_HEADERS = List.of("content-encoding", "content-disposition", "content-language",
+            "cache-control", "expires");
+
+    private final S3Namespace namespace;
+    private final ObjectListing listing;
+    private final String region;
+
+    S3Operations(S3Namespace namespace, String region) {
+        this.namespace = namespace;
+        this.listing = new ObjectListing(namespace.client());
+        this.region = region;
+    }
+
+    private PlinthClient client() {
+        return namespace.client();
+    }
+
+    // ---- buckets
+
+    void listBuckets(S3Exchange exchange) {
+        Xml xml = Xml.document("ListAllMyBucketsResult");
+        String owner = String.valueOf(client().caller().uid());
+        xml.open("Owner").element("ID", owner).element("DisplayName", owner).close("Owner").open("Buckets");
+        for (PlinthClient.Listed listed : client().listWithAttributes(namespace.rootPath())) {
+            if (listed.attributes().isDirectory() && S3Namespace.validBucketName(listed.entry().name())) {
+                xml.open("Bucket").element("Name", listed.entry().name())
+                        .element("CreationDate", Http.isoDate(listed.attributes().ctimeNanos() / 1_000_000)).close("Bucket");
+            }
+        }
+        exchange.respondXml(200, xml.close("Buckets").end("ListAllMyBucketsResult"));
+    }
+
+    void createBucket(S3Exchange exchange, InputStream body, String bucket) {
+        String path = namespace.bucketPath(bucket);
+        try {
+            body.readNBytes(Xml.BODY_BYTES_MAX); // CreateBucketConfiguration: the region is ours whatever it says
+            client().mkdir(path, 0755);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.ALREADY_EXISTS) {
+                Attributes existing = client().stat(path);
+                throw new S3Exception(existing.uid() == client().caller().uid() ? S3Error.BUCKET_ALREADY_OWNED_BY_YOU
+                        : S3Error.BUCKET_ALREADY_EXISTS, "the bucket '" + bucket + "' exists");
+            }
+            throw S3Namespace.translate(e);
+        } catch (java.io.IOException e) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, e.getMessage());
+        }
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("Location", "/" + bucket);
+        exchange.respond(200, headers, null);
+    }
+
+    void deleteBucket(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        String path = namespace.bucketPath(bucket);
+        try {
+            client().delete(path + "/" + S3Namespace.UPLOADS_DIRECTORY);
+        } catch (PlinthException e) {
+            // absent, or uploads in progress (then the bucket is not empty below)
+        }
+        try {
+            client().delete(path);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.DIRECTORY_NOT_EMPTY) {
+                throw new S3Exception(S3Error.BUCKET_NOT_EMPTY, "the bucket '" + bucket + "' is not empty");
+            }
+            throw S3Namespace.translate(e);
+        }
+        exchange.respond(204, null, null);
+    }
+
+    void headBucket(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("x-amz-bucket-region", region);
+        exchange.respond(200, headers, null);
+    }
+
+    void bucketLocation(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        String xml = Xml.HEADER + "<LocationConstraint xmlns=\"" + Xml.NAMESPACE + "\">" + (region.equals("us-east-1") ? "" : region)
+                + "</LocationConstraint>";
+        exchange.respondXml(200, xml);
+    }
+
+    void bucketVersioning(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        exchange.respondXml(200, Xml.document("VersioningConfiguration").end("VersioningConfiguration"));
+    }
+
+    // ---- listing
+
+    void listObjects(S3Exchange exchange, String bucket, boolean version2) {
+        Attributes bucketAttributes = namespace.bucket(bucket);
+        String prefix = orEmpty(exchange.parameter("prefix"));
+        String delimiter = exchange.parameter("delimiter");
+        boolean urlEncode = "url".equals(exchange.parameter("encoding-type"));
+        int maxKeys = 1000;
+        if (exchange.parameter("max-keys") != null) {
+            try {
+                maxKeys = Math.min(1000, Integer.parseInt(exchange.parameter("max-keys")));
+            } catch (NumberFormatException e) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "max-keys must be a number");
+            }
+            if (maxKeys < 0) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "max-keys must not be negative");
+            }
+        }
+        String after;
+        String token = exchange.parameter("continuation-token");
+        if (version2) {
+            after = orEmpty(exchange.parameter("start-after"));
+            if (token != null) {
+                try {
+                    after = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
+                } catch (IllegalArgumentException e) {
+                    throw new S3Exception(S3Error.INVALID_ARGUMENT, "the continuation token is not valid");
+                }
+            }
+        } else {
+            after = orEmpty(exchange.parameter("marker"));
+        }
+        ObjectListing.Page page = listing.list(bucketAttributes.inodeId(), namespace.bucketPath(bucket), prefix,
+                delimiter == null || delimiter.isEmpty() ? null : delimiter, after, maxKeys);
+        String root = version2 ? "ListBucketResult" : "ListBucketResult";
+        Xml xml = Xml.document(root).element("Name", bucket).element("Prefix", encode(prefix, urlEncode));
+        if (version2) {
+            if (exchange.parameter("start-after") != null) {
+                xml.element("StartAfter", encode(exchange.parameter("start-after"), urlEncode));
+            }
+            if (token != null) {
+                xml.element("ContinuationToken", token);
+            }
+            xml.element("KeyCount", page.items().size());
+        } else {
+            xml.element("Marker", encode(after, urlEncode));
+        }
+        xml.element("MaxKeys", maxKeys);
+        if (delimiter != null) {
+            xml.element("Delimiter", encode(delimiter, urlEncode));
+        }
+        if (urlEncode) {
+            xml.element("EncodingType", "url");
+        }
+        xml.element("IsTruncated", page.truncated());
+        if (page.truncated() && !page.items().isEmpty()) {
+            String last = page.items().getLast().key();
+            if (version2) {
+                xml.element("NextContinuationToken", Base64.getUrlEncoder().withoutPadding().encodeToString(last.getBytes(StandardCharsets.UTF_8)));
+            } else {
+                xml.element("NextMarker", encode(last, urlEncode));
+            }
+        }
+        boolean fetchOwner = !version2 || "true".equals(exchange.parameter("fetch-owner"));
+        for (ObjectListing.Item item : page.items()) {
+            if (item.commonPrefix()) {
+                continue;
+            }
+            xml.open("Contents").element("Key", encode(item.key(), urlEncode));
+            if (item.attributes() == null) { // an empty directory
+                xml.element("LastModified", Http.isoDate(System.currentTimeMillis())).element("ETag", "\"d41d8cd98f00b204e9800998ecf8427e\"")
+                        .element("Size", 0);
+            } else {
+                Attributes attributes = item.attributes();
+                xml.element("LastModified", Http.isoDate(attributes.mtimeNanos() / 1_000_000))
+                        .element("ETag", "\"" + S3Namespace.etag(attributes, namespace.record(attributes.inodeId())) + "\"")
+                        .element("Size", attributes.sizeBytes());
+                if (fetchOwner) {
+                    xml.open("Owner").element("ID", attributes.uid()).element("DisplayName", attributes.uid()).close("Owner");
+                }
+            }
+            xml.element("StorageClass", "STANDARD").close("Contents");
+        }
+        for (ObjectListing.Item item : page.items()) {
+            if (item.commonPrefix()) {
+                xml.open("CommonPrefixes").element("Prefix", encode(item.key(), urlEncode)).close("CommonPrefixes");
+            }
+        }
+        exchange.respondXml(200, xml.end(root));
+    }
+
+    private static String encode(String value, boolean urlEncode) {
+        return urlEncode ? SigV4.uriEncode(value, true) : value;
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
+    }
+
+    // ---- objects
+
+    /** The stored record for a new object from the request's headers. */
+    private static ObjectRecord recordFrom(S3Exchange exchange) {
+        List<ObjectRecord.Header> headers = new ArrayList<>();
+        List<ObjectRecord.Header> user = new ArrayList<>();
+        int userBytes = 0;
+        for (var header : exchange.headers()) {
+            String name = header.getKey().toLowerCase(Locale.ROOT);
+            if (name.startsWith("x-amz-meta-")) {
+                user.add(new ObjectRecord.Header(name.substring("x-amz-meta-".length()), header.getValue()));
+                userBytes += name.length() + header.getValue().length();
+            } else if (STORED_HEADERS.contains(name)) {
+                headers.add(new ObjectRecord.Header(name, header.getValue()));
+            }
+        }
+        if (userBytes > 2048) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "user metadata is limited to 2 KB (S3's limit)");
+        }
+        String contentType = exchange.header("Content-Type");
+        return new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, contentType == null ? "binary/octet-stream" : contentType, headers, user);
+    }
+
+    private static long contentLength(S3Exchange exchange) {
+        String decoded = exchange.header("x-amz-decoded-content-length");
+        String length = decoded != null ? decoded : exchange.header("Content-Length");
+        if (length == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(length.strip());
+        } catch (NumberFormatException e) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad content length '" + length + "'");
+        }
+    }
+
+    /** The body as the handler should read it: with Content-MD5 and x-amz-checksum-* headers checked at its end. */
+    private static InputStream checkedBody(S3Exchange exchange, InputStream body) {
+        String contentMd5 = exchange.header("Content-MD5");
+        if (contentMd5 != null) {
+            try {
+                if (Base64.getDecoder().decode(contentMd5.strip()).length != 16) {
+                    throw new IllegalArgumentException();
+                }
+            } catch (IllegalArgumentException e) {
+                throw new S3Exception(S3Error.INVALID_DIGEST, "Content-MD5 is not a base64 MD5");
+            }
+            body = new DigestCheckingStream(body, S3Namespace.md5(), contentMd5.strip(), false, S3Error.BAD_DIGEST,
+                    "the Content-MD5 you specified did not match what we received");
+        }
+        for (String algorithm : List.of("crc32", "crc32c", "crc64nvme", "sha1", "sha256")) {
+            String given = exchange.header("x-amz-checksum-" + algorithm);
+            if (given != null) {
+                Checksums.Running running = Checksums.forHeader(algorithm);
+                InputStream inner = body;
+                body = new java.io.FilterInputStream(inner) {
+                    private boolean checked;
+
+                    @Override
+                    public int read(byte[] buffer, int offset, int length) throws java.io.IOException {
+                        int n = in.read(buffer, offset, length);
+                        if (n > 0) {
+                            running.update(buffer, offset, n);
+                        } else if (n < 0 && !checked) {
+                            checked = true;
+                            if (!running.base64().equals(given.strip())) {
+                                throw new S3Exception(S3Error.BAD_DIGEST, "the x-amz-checksum-" + algorithm + " you specified did not match");
+                            }
+                        }
+                        return n;
+                    }
+                };
+            }
+        }
+        return body;
+    }
+
+    void putObject(S3Exchange exchange, InputStream body, String bucket, String key) {
+        namespace.bucket(bucket);
+        long length = contentLength(exchange);
+        if (length < 0 && exchange.header("Transfer-Encoding") == null) {
+            throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "PutObject needs a Content-Length");
+        }
+        String path = namespace.objectPath(bucket, key);
+        if (key.endsWith("/")) {
+            // a "folder": a directory; only an empty body makes sense
+            byte[] extra;
+            try {
+                extra = body.readNBytes(1);
+            } catch (java.io.IOException e) {
+                throw new S3Exception(S3Error.INCOMPLETE_BODY, e.getMessage());
+            }
+            if (extra.length > 0) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "a key ending in '/' is a directory and holds no data");
+            }
+            namespace.mkdirs(path);
+            DefaultHttpHeaders headers = new DefaultHttpHeaders();
+            headers.set("ETag", "\"d41d8cd98f00b204e9800998ecf8427e\"");
+            exchange.respond(200, headers, null);
+            return;
+        }
+        ObjectRecord template = recordFrom(exchange);
+        String directory = path.substring(0, path.lastIndexOf('/'));
+        if (!directory.equals(namespace.bucketPath(bucket))) {
+            namespace.mkdirs(directory);
+        }
+        boolean onlyIfAbsent = "*".equals(exchange.header("If-None-Match"));
+        String etag = writeObject(checkedBody(exchange, body), length, template, directory, path, onlyIfAbsent, null);
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("ETag", "\"" + etag + "\"");
+        exchange.respond(200, headers, null);
+    }
+
+    /** Writes a body into a hidden file, records its ETag and renames it over {@code path}: readers see the old object or the new. */
+    private String writeObject(InputStream body, long length, ObjectRecord template, String directory, String path, boolean onlyIfAbsent,
+                               Layout layout) {
+        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
+        boolean committed = false;
+        try {
+            ObjectIo.Written written;
+            Attributes attributes;
+            try (PlinthFile file = temporary.file()) {
+                written = ObjectIo.writeBody(body, file, length, Layout.FILE_SIZE_MAX);
+                file.close();
+                attributes = file.attributes();
+            }
+            String etag = HexFormat.of().formatHex(written.md5());
+            namespace.setRecord(attributes.inodeId(), template.withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
+            rename(temporary.path(), path, onlyIfAbsent);
+            committed = true;
+            return etag;
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        } finally {
+            if (!committed) {
+                try {
+                    client().delete(temporary.path());
+                } catch (RuntimeException e) {
+                    // best effort: a hidden leftover is never listed
+                }
+            }
+        }
+    }
+
+    private void rename(String source, String target, boolean onlyIfAbsent) {
+        try {
+            client().rename(client().stat(dev.plinth.common.Names.parent(source)).inodeId(), dev.plinth.common.Names.lastName(source),
+                    client().stat(dev.plinth.common.Names.parent(target)).inodeId(), dev.plinth.common.Names.lastName(target), onlyIfAbsent);
+        } catch (PlinthException e) {
+            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
+                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
+            }
+            throw S3Namespace.translate(e);
+        }
+    }
+
+    void headObject(S3Exchange exchange, String bucket, String key) {
+        getObject(exchange, bucket, key, false);
+    }
+
+    /** How often a GET re-resolves a key whose file was replaced between lookup and open (a PUT renamed over it). */
+    private static final int REPLACED_RETRIES_MAX = 8;
+
+    void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
+        Attributes found = namespace.object(bucket, key);
+        if (found.isDirectory() || !withBody) {
+            serveObject(exchange, found, null, withBody); // HEAD needs no open file: it answers from one consistent stat
+            return;
+        }
+        // Open before answering: an open file stays readable (and unchanged: PUT replaces, never rewrites) until closed.
+        for (int attempt = 1; ; attempt++) {
+            PlinthFile file;
+            try {
+                file = client().open(found.inodeId(), false);
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.STALE_HANDLE || attempt == REPLACED_RETRIES_MAX) {
+                    throw S3Namespace.translate(e);
+                }
+                found = namespace.object(bucket, key);
+                continue;
+            }
+            try (file) {
+                serveObject(exchange, file.attributes(), file, withBody);
+                return;
+            } catch (PlinthException e) {
+                throw S3Namespace.translate(e);
+            }
+        }
+    }
+
+    /** Answers a GET or HEAD of an object: {@code file} open on it (null for a directory key or a HEAD). */
+    private void serveObject(S3Exchange exchange, Attributes attributes, PlinthFile file, boolean withBody) {
+        ObjectRecord record = attributes.isDirectory() ? null : namespace.record(attributes.inodeId());
+        long size = attributes.isDirectory() ? 0 : attributes.sizeBytes();
+        String etag = attributes.isDirectory() ? "d41d8cd98f00b204e9800998ecf8427e" : S3Namespace.etag(attributes, record);
+        long modifiedMillis = attributes.mtimeNanos() / 1_000_000;
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("ETag", "\"" + etag + "\"");
+        headers.set("Last-Modified", Http.date(modifiedMillis));
+        headers.set("Accept-Ranges", "bytes");
+        headers.set("Content-Type", record == null || record.contentType() == null ? "binary/octet-stream" : record.contentType());
+        if (record != null) {
+            for (ObjectRecord.Header header : record.headers()) {
+                headers.set(header.name(), header.value());
+            }
+            for (ObjectRecord.Header header : record.userMetadata()) {
+                headers.set("x-amz-meta-" + header.name(), header.value());
+            }
+        }
+        for (var override : exchange.query()) {
+            if (override.getKey().startsWith("response-") && withBody) {
+                headers.set(override.getKey().substring("response-".length()), override.getValue());
+            }
+        }
+        Integer conditional = Conditions.check(exchange, etag, modifiedMillis);
+        if (conditional != null) {
+            if (conditional == 304) {
+                headers.remove("Content-Type");
+                exchange.respond(304, headers, null);
+                return;
+            }
+            throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the preconditions you specified did not hold");
+        }
+        long start = 0;
+        long end = size; // exclusive
+        int status = 200;
+        long[] range = Conditions.range(exchange.header("Range"), size);
+        if (range != null) {
+            start = range[0];
+            end = range[1];
+            status = 206;
+            headers.set("Content-Range", "bytes " + start + "-" + (end - 1) + "/" + size);
+        }
+        if (!withBody) {
+            headers.set("Content-Length", String.valueOf(end - start));
+            exchange.respond(status, headers, null);
+            return;
+        }
+        if (end - start == 0) {
+            exchange.respond(status, headers, new byte[0]);
+            return;
+        }
+        exchange.startStream(status, headers, end - start);
+        long offset = start;
+        while (offset < end) {
+            int length = (int) Math.min(ObjectIo.PIECE_BYTES, end - offset);
+            ByteBuf piece = PooledByteBufAllocator.DEFAULT.directBuffer(length);
+            boolean sent = false;
+            try {
+                java.nio.ByteBuffer target = piece.nioBuffer(0, length);
+                int total = 0;
+                while (total < length) {
+                    int n = file.read(offset + total, target);
+                    if (n <= 0) {
+                        break;
+                    }
+                    total += n;
+                }
+                if (total < length) {
+                    throw new S3Exception(S3Error.INTERNAL_ERROR, "the object shrank while it was read");
+                }
+                piece.writerIndex(length);
+                exchange.streamChunk(piece);
+                sent = true;
+            } finally {
+                if (!sent) {
+                    piece.release();
+                }
+            }
+            offset += length;
+        }
+        exchange.endStream();
+    }
+
+    void deleteObject(S3Exchange exchange, String bucket, String key) {
+        namespace.bucket(bucket);
+        deleteKey(bucket, key);
+        exchange.respond(204, null, null);
+    }
+
+    /** Deletes a key; a missing key is no error (S3 answers 204 either way). */
+    private void deleteKey(String bucket, String key) {
+        String path = namespace.objectPath(bucket, key);
+        try {
+            Attributes attributes = client().lstat(path);
+            if (attributes.isDirectory() != key.endsWith("/")) {
+                return; // "a" names a directory (or "a/" a file): no such object
+            }
+            client().delete(path);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NOT_A_DIRECTORY || e.code() == ErrorCode.DIRECTORY_NOT_EMPTY) {
+                return;
+            }
+            throw S3Namespace.translate(e);
+        }
+        namespace.removeEmptyParents(bucket, key);
+    }
+
+    void deleteObjects(S3Exchange exchange, InputStream body, String bucket) {
+        namespace.bucket(bucket);
+        Element root = Xml.parse(body);
+        if (!"Delete".equals(root.getLocalName())) {
+            throw new S3Exception(S3Error.MALFORMED_XML, "the body must be a <Delete> document");
+        }
+        boolean quiet = "true".equalsIgnoreCase(Xml.childText(root, "Quiet"));
+        List<Element> objects = Xml.children(root, "Object");
+        if (objects.size() > 1000) {
+            throw new S3Exception(S3Error.MALFORMED_XML, "at most 1000 keys per DeleteObjects request");
+        }
+        Xml xml = Xml.document("DeleteResult");
+        for (Element object : objects) {
+            String key = Xml.childText(object, "Key");
+            try {
+                if (key == null) {
+                    throw new S3Exception(S3Error.MALFORMED_XML, "an <Object> without <Key>");
+                }
+                deleteKey(bucket, key);
+                if (!quiet) {
+                    xml.open("Deleted").element("Key", key).close("Deleted");
+                }
+            } catch (S3Exception e) {
+                xml.open("Error").element("Key", key == null ? "" : key).element("Code", e.error().code())
+                        .element("Message", e.getMessage()).close("Error");
+            }
+        }
+        exchange.respondXml(200, xml.end("DeleteResult"));
+    }
+
+    void copyObject(S3Exchange exchange, InputStream body, String bucket, String key) {
+        namespace.bucket(bucket);
+        CopySource source = CopySource.parse(exchange.header("x-amz-copy-source"));
+        Attributes sourceAttributes = namespace.object(source.bucket(), source.key());
+        if (sourceAttributes.isDirectory()) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "the copy source is a directory");
+        }
+        ObjectRecord sourceRecord = namespace.record(sourceAttributes.inodeId());
+        String sourceEtag = S3Namespace.etag(sourceAttributes, sourceRecord);
+        if (Conditions.checkCopySource(exchange, sourceEtag, sourceAttributes.mtimeNanos() / 1_000_000)) {
+            throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
+        }
+        boolean replace = "REPLACE".equalsIgnoreCase(exchange.header("x-amz-metadata-directive"));
+        String path = namespace.objectPath(bucket, key);
+        if (!replace && path.equals(namespace.objectPath(source.bucket(), source.key()))) {
+            throw new S3Exception(S3Error.INVALID_REQUEST,
+                    "this copy request is illegal because it is trying to copy an object to itself without changing its metadata");
+        }
+        ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord;
+        String directory = path.substring(0, path.lastIndexOf('/'));
+        if (!directory.equals(namespace.bucketPath(bucket))) {
+            namespace.mkdirs(directory);
+        }
+        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
+        boolean committed = false;
+        try {
+            java.security.MessageDigest md5 = S3Namespace.md5();
+            Attributes attributes;
+            try (PlinthFile target = temporary.file(); PlinthFile from = client().open(sourceAttributes.inodeId(), false)) {
+                ObjectIo.copy(from, 0, sourceAttributes.sizeBytes(), target, 0, md5);
+                target.close();
+                attributes = target.attributes();
+            }
+            String etag = HexFormat.of().formatHex(md5.digest());
+            namespace.setRecord(attributes.inodeId(), template.withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
+            rename(temporary.path(), path, false);
+            committed = true;
+            exchange.respondXml(200, Xml.document("CopyObjectResult").element("LastModified", Http.isoDate(attributes.mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + etag + "\"").end("CopyObjectResult"));
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        } finally {
+            if (!committed) {
+                try {
+                    client().delete(temporary.path());
+                } catch (RuntimeException e) {
+                    // never listed
+                }
+            }
+        }
+    }
+
+    /** x-amz-copy-source: "bucket/key" or "/bucket/key", URL-encoded, maybe with ?versionId. */
+    record CopySource(String bucket, String key) {
+        static CopySource parse(String header) {
+            if (header == null) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "x-amz-copy-source is missing");
+            }
+            String value = header.strip();
+            int question = value.indexOf('?');
+            if (question >= 0) {
+                value = value.substring(0, question);
+            }
+            value = io.netty.handler.codec.http.QueryStringDecoder.decodeComponent(value.replace("+", "%2B"));
+            if (value.startsWith("/")) {
+                value = value.substring(1);
+            }
+            int slash = value.indexOf('/');
+            if (slash <= 0 || slash == value.length() - 1) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "x-amz-copy-source must be bucket/key");
+            }
+            return new CopySource(value.substring(0, slash), value.substring(slash + 1));
+        }
+    }
+
+    // ---- multipart uploads
+
+    private String uploadPath(String bucket, String uploadId) {
+        if (uploadId == null || !uploadId.matches("[0-9a-f-]{36}")) {
+            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload id is not valid");
+        }
+        return namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY + "/" + uploadId;
+    }
+
+    /** An upload in progress: its target key and the record the object will get. */
+    record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid) {
+        static final String XATTR = "trusted.plinth.s3.upload";
+    }
+
+    private UploadRecord upload(String bucket, String uploadId) {
+        String path = uploadPath(bucket, uploadId);
+        try {
+            Attributes attributes = client().stat(path);
+            byte[] value = ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT)
+                    .call(() -> client().getXattr(attributes.inodeId(), UploadRecord.XATTR));
+            return dev.plinth.common.codec.RecordCodec.decode(UploadRecord.class, value);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NO_ATTRIBUTE) {
+                throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload does not exist (completed or aborted?)");
+            }
+            throw S3Namespace.translate(e);
+        }
+    }
+
+    void createMultipartUpload(S3Exchange exchange, String bucket, String key) {
+        namespace.bucket(bucket);
+        namespace.objectPath(bucket, key);
+        if (key.endsWith("/")) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "a key ending in '/' is a directory and holds no data");
+        }
+        String uploads = namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY;
+        ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT).run(() -> {
+            try {
+                client().mkdir(uploads, 01777); // anyone may start an upload; the sticky bit keeps it theirs
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                    throw S3Namespace.translate(e);
+                }
+            }
+        });
+        String uploadId = UUID.randomUUID().toString();
+        Attributes directory;
+        try {
+            directory = client().mkdir(uploads + "/" + uploadId, 0700);
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        }
+        UploadRecord record = new UploadRecord(key, System.currentTimeMillis(), recordFrom(exchange), client().caller().uid());
+        ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT).run(() ->
+                client().setXattr(directory.inodeId(), UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record), 0));
+        exchange.respondXml(200, Xml.document("InitiateMultipartUploadResult").element("Bucket", bucket).element("Key", key)
+                .element("UploadId", uploadId).end("InitiateMultipartUploadResult"));
+    }
+
+    private static int partNumber(S3Exchange exchange) {
+        try {
+            int number = Integer.parseInt(exchange.parameter("partNumber"));
+            if (number < 1 || number > PARTS_MAX) {
+                throw new NumberFormatException();
+            }
+            return number;
+        } catch (NumberFormatException e) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "partNumber must be 1.." + PARTS_MAX);
+        }
+    }
+
+    private static String partName(int number) {
+        return String.format("part-%05d", number);
+    }
+
+    void uploadPart(S3Exchange exchange, InputStream body, String bucket, String key) {
+        namespace.bucket(bucket);
+        String uploadId = exchange.parameter("uploadId");
+        UploadRecord upload = upload(bucket, uploadId);
+        if (!upload.key().equals(key)) {
+            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
+        }
+        int number = partNumber(exchange);
+        String directory = uploadPath(bucket, uploadId);
+        String etag;
+        if (exchange.header("x-amz-copy-source") != null) {
+            etag = uploadPartCopy(exchange, directory, number);
+            exchange.respondXml(200, Xml.document("CopyPartResult").element("LastModified", Http.isoDate(System.currentTimeMillis()))
+                    .element("ETag", "\"" + etag + "\"").end("CopyPartResult"));
+            return;
+        }
+        long length = contentLength(exchange);
+        if (length < 0) {
+            throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
+        }
+        etag = writeObject(checkedBody(exchange, body), length, new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, null, null, null),
+                directory, directory + "/" + partName(number), false, null);
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("ETag", "\"" + etag + "\"");
+        exchange.respond(200, headers, null);
+    }
+
+    private String uploadPartCopy(S3Exchange exchange, String directory, int number) {
+        CopySource source = CopySource.parse(exchange.header("x-amz-copy-source"));
+        Attributes sourceAttributes = namespace.object(source.bucket(), source.key());
+        long start = 0;
+        long end = sourceAttributes.sizeBytes();
+        String range = exchange.header("x-amz-copy-source-range");
+        if (range != null) {
+            long[] parsed = Conditions.range(range, sourceAttributes.sizeBytes());
+            if (parsed == null) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad x-amz-copy-source-range");
+            }
+            start = parsed[0];
+            end = parsed[1];
+        }
+        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
+        boolean committed = false;
+        try {
+            java.security.MessageDigest md5 = S3Namespace.md5();
+            Attributes attributes;
+            try (PlinthFile target = temporary.file(); PlinthFile from = client().open(sourceAttributes.inodeId(), false)) {
+                ObjectIo.copy(from, start, end - start, target, 0, md5);
+                target.close();
+                attributes = target.attributes();
+            }
+            String etag = HexFormat.of().formatHex(md5.digest());
+            namespace.setRecord(attributes.inodeId(), new ObjectRecord(ObjectRecord.FORMAT_VERSION, etag, attributes.sizeBytes(),
+                    attributes.mtimeNanos(), null, null, null));
+            rename(temporary.path(), directory + "/" + partName(number), false);
+            committed = true;
+            return etag;
+        } finally {
+            if (!committed) {
+                try {
+                    client().delete(temporary.path());
+                } catch (RuntimeException e) {
+                    // never listed
+                }
+            }
+        }
+    }
+
+    /** A stored part: number, attributes, ETag. */
+    private record Part(int number, Attributes attributes, String etag) {}
+
+    private List<Part> parts(String directory) {
+        List<Part> parts = new ArrayList<>();
+        for (PlinthClient.Listed listed : client().listWithAttributes(directory)) {
+            String name = listed.entry().name();
+            if (name.startsWith("part-") && listed.attributes().type() == dev.plinth.common.FileType.FILE) {
+                Attributes attributes = listed.attributes();
+                parts.add(new Part(Integer.parseInt(name.substring(5)), attributes, S3Namespace.etag(attributes, namespace.record(attributes.inodeId()))));
+            }
+        }
+        return parts;
+    }
+
+    void listParts(S3Exchange exchange, String bucket, String key) {
+        namespace.bucket(bucket);
+        String uploadId = exchange.parameter("uploadId");
+        upload(bucket, uploadId);
+        int marker = exchange.parameter("part-number-marker") == null ? 0 : Integer.parseInt(exchange.parameter("part-number-marker"));
+        int maxParts = exchange.parameter("max-parts") == null ? 1000 : Math.min(1000, Integer.parseInt(exchange.parameter("max-parts")));
+        List<Part> parts = parts(uploadPath(bucket, uploadId)).stream().filter(p -> p.number() > marker).toList();
+        boolean truncated = parts.size() > maxParts;
+        parts = parts.subList(0, Math.min(parts.size(), maxParts));
+        Xml xml = Xml.document("ListPartsResult").element("Bucket", bucket).element("Key", key).element("UploadId", uploadId)
+                .element("PartNumberMarker", marker).element("MaxParts", maxParts).element("IsTruncated", truncated);
+        if (truncated) {
+            xml.element("NextPartNumberMarker", parts.getLast().number());
+        }
+        for (Part part : parts) {
+            xml.open("Part").element("PartNumber", part.number()).element("LastModified", Http.isoDate(part.attributes().mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + part.etag() + "\"").element("Size", part.attributes().sizeBytes()).close("Part");
+        }
+        exchange.respondXml(200, xml.end("ListPartsResult"));
+    }
+
+    void listMultipartUploads(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        String prefix = orEmpty(exchange.parameter("prefix"));
+        Xml xml = Xml.document("ListMultipartUploadsResult").element("Bucket", bucket).element("KeyMarker", "").element("UploadIdMarker", "")
+                .element("Prefix", prefix).element("MaxUploads", 1000).element("IsTruncated", false);
+        List<DirEntry> entries;
+        try {
+            entries = client().list(namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY);
+        } catch (PlinthException e) {
+            entries = List.of();
+        }
+        List<String[]> uploads = new ArrayList<>();
+        for (DirEntry entry : entries) {
+            try {
+                UploadRecord record = upload(bucket, entry.name());
+                if (record.key().startsWith(prefix)) {
+                    uploads.add(new String[] {record.key(), entry.name(), Http.isoDate(record.initiatedMillis()), String.valueOf(record.ownerUid())});
+                }
+            } catch (S3Exception e) {
+                // completed or aborted meanwhile
+            }
+        }
+        uploads.sort((a, b) -> a[0].equals(b[0]) ? a[1].compareTo(b[1]) : ObjectListing.compareKeys(a[0], b[0]));
+        for (String[] upload : uploads) {
+            xml.open("Upload").element("Key", upload[0]).element("UploadId", upload[1]).open("Initiator").element("ID", upload[3])
+                    .element("DisplayName", upload[3]).close("Initiator").open("Owner").element("ID", upload[3]).element("DisplayName", upload[3])
+                    .close("Owner").element("StorageClass", "STANDARD").element("Initiated", upload[2]).close("Upload");
+        }
+        exchange.respondXml(200, xml.end("ListMultipartUploadsResult"));
+    }
+
+    void abortMultipartUpload(S3Exchange exchange, String bucket) {
+        namespace.bucket(bucket);
+        String uploadId = exchange.parameter("uploadId");
+        upload(bucket, uploadId);
+        removeUpload(uploadPath(bucket, uploadId));
+        exchange.respond(204, null, null);
+    }
+
+    private void removeUpload(String directory) {
+        try {
+            for (DirEntry entry : client().list(directory)) {
+                client().delete(directory + "/" + entry.name());
+            }
+            client().delete(directory);
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NOT_FOUND) {
+                throw S3Namespace.translate(e);
+            }
+        }
+    }
+
+    /**
+     * Checks the part list, then concatenates the parts into the object (a copy through the
+     * gateway: chunks belong to their file). S3 answers 200 at once and keeps the connection alive
+     * with spaces while it works, so clients do not time out on large objects; an error after that
+     * travels in the body, as S3's does.
+     */
+    void completeMultipartUpload(S3Exchange exchange, InputStream body, String bucket, String key) {
+        namespace.bucket(bucket);
+        String uploadId = exchange.parameter("uploadId");
+        UploadRecord upload = upload(bucket, uploadId);
+        if (!upload.key().equals(key)) {
+            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
+        }
+        Element root = Xml.parse(body);
+        if (!"CompleteMultipartUpload".equals(root.getLocalName())) {
+            throw new S3Exception(S3Error.MALFORMED_XML, "the body must be a <CompleteMultipartUpload> document");
+        }
+        String directory = uploadPath(bucket, uploadId);
+        java.util.Map<Integer, Part> stored = new java.util.HashMap<>();
+        for (Part part : parts(directory)) {
+            stored.put(part.number(), part);
+        }
+        List<Part> chosen = new ArrayList<>();
+        int previous = 0;
+        for (Element element : Xml.children(root, "Part")) {
+            int number;
+            try {
+                number = Integer.parseInt(Xml.childText(element, "PartNumber"));
+            } catch (NumberFormatException | NullPointerException e) {
+                throw new S3Exception(S3Error.MALFORMED_XML, "a <Part> without a valid <PartNumber>");
+            }
+            if (number <= previous) {
+                throw new S3Exception(S3Error.INVALID_PART_ORDER, "the list of parts was not in ascending order");
+            }
+            previous = number;
+            String etag = Xml.childText(element, "ETag");
+            Part part = stored.get(number);
+            if (part == null || etag == null || !etag.replace("\"", "").equals(part.etag())) {
+                throw new S3Exception(S3Error.INVALID_PART, "part " + number + " was not uploaded or its ETag does not match");
+            }
+            chosen.add(part);
+        }
+        if (chosen.isEmpty()) {
+            throw new S3Exception(S3Error.MALFORMED_XML, "no parts given");
+        }
+        for (int i = 0; i < chosen.size() - 1; i++) {
+            if (chosen.get(i).attributes().sizeBytes() < PART_BYTES_MIN) {
+                throw new S3Exception(S3Error.ENTITY_TOO_SMALL, "part " + chosen.get(i).number() + " is smaller than 5 MiB and not the last");
+            }
+        }
+        String path = namespace.objectPath(bucket, key);
+        String target = path.substring(0, path.lastIndexOf('/'));
+        if (!target.equals(namespace.bucketPath(bucket))) {
+            namespace.mkdirs(target);
+        }
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("Content-Type", "application/xml");
+        exchange.startStream(200, headers, -1);
+        exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(Xml.HEADER, StandardCharsets.UTF_8));
+        String result;
+        try {
+            java.security.MessageDigest etags = S3Namespace.md5();
+            S3Namespace.Temporary temporary = namespace.createTemporary(target);
+            boolean committed = false;
+            try {
+                long offset = 0;
+                long lastKeepAlive = System.nanoTime();
+                Attributes attributes;
+                try (PlinthFile file = temporary.file()) {
+                    for (Part part : chosen) {
+                        etags.update(HexFormat.of().parseHex(part.etag().contains("-") ? "00000000000000000000000000000000" : part.etag()));
+                        try (PlinthFile from = client().open(part.attributes().inodeId(), false)) {
+                            ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null);
+                        }
+                        offset += part.attributes().sizeBytes();
+                        if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
+                            exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(" ", StandardCharsets.US_ASCII));
+                            lastKeepAlive = System.nanoTime();
+                        }
+                    }
+                    file.close();
+                    attributes = file.attributes();
+                }
+                String etag = HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
+                namespace.setRecord(attributes.inodeId(), upload.template().withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
+                rename(temporary.path(), path, false);
+                committed = true;
+                result = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
+                        .element("Key", key).element("ETag", "\"" + etag + "\"").end("CompleteMultipartUploadResult").substring(Xml.HEADER.length());
+            } finally {
+                if (!committed) {
+                    try {
+                        client().delete(temporary.path());
+                    } catch (RuntimeException e) {
+                        // never listed
+                    }
+                }
+            }
+            removeUpload(directory);
+        } catch (S3Exception e) {
+            result = Xml.error(e.error().code(), e.getMessage(), exchange.resource(), exchange.requestId()).substring(Xml.HEADER.length());
+        } catch (PlinthException e) {
+            S3Exception translated = S3Namespace.translate(e);
+            result = Xml.error(translated.error().code(), e.getMessage(), exchange.resource(), exchange.requestId()).substring(Xml.HEADER.length());
+        }
+        exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(result, StandardCharsets.UTF_8));
+        exchange.endStream();
+    }
+
+    static HttpHeaders noHeaders() {
+        return new DefaultHttpHeaders();
+    }
+}

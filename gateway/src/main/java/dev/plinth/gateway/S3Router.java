@@ -1,0 +1,144 @@
+package dev.plinth.gateway;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.PlinthException;
+import java.io.InputStream;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Picks the operation of a request from its method, bucket, key and sub-resource, after
+ * authenticating it, and runs it as the key's uid/gid. Path-style addressing always
+ * ({@code /bucket/key}); virtual-host style ({@code bucket.DOMAIN/key}) when a domain is set.
+ */
+final class S3Router {
+    private static final Logger LOG = LoggerFactory.getLogger(S3Router.class);
+    /** Sub-resources S3 has that the gateway does not implement: answered NotImplemented, never mistaken for a plain GET. */
+    private static final Set<String> UNSUPPORTED = Set.of("acl", "accelerate", "analytics", "cors", "encryption", "intelligent-tiering",
+            "inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock", "ownershipControls", "policy",
+            "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore", "retention", "select", "tagging", "torrent",
+            "website", "versions", "attributes");
+
+    private final Authenticator authenticator;
+    private final S3Operations operations;
+    private final PlinthClient client;
+    private final String domain;
+
+    S3Router(Authenticator authenticator, S3Operations operations, PlinthClient client, String domain) {
+        this.authenticator = authenticator;
+        this.operations = operations;
+        this.client = client;
+        this.domain = domain == null || domain.isEmpty() ? null : domain.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    void handle(S3Exchange exchange) {
+        try {
+            Authenticator.Authenticated caller = authenticator.authenticate(exchange);
+            ScopedValue.where(PlinthClient.CALLER, caller.credentials()).run(() -> route(exchange, caller.body()));
+        } catch (S3Exception e) {
+            LOG.debug("{} {} {}: {} {}", exchange.requestId(), exchange.method(), exchange.path(), e.error().code(), e.getMessage());
+            exchange.respondError(e);
+        } catch (PlinthException e) {
+            exchange.respondError(S3Namespace.translate(e));
+        } catch (RuntimeException e) {
+            LOG.warn("{} {} {} failed", exchange.requestId(), exchange.method(), exchange.path(), e);
+            exchange.respondError(new S3Exception(S3Error.INTERNAL_ERROR, "internal error: " + e));
+        }
+    }
+
+    private void route(S3Exchange exchange, InputStream body) {
+        String bucket = null;
+        String key = null;
+        String path = exchange.path();
+        String host = exchange.header("Host");
+        if (domain != null && host != null) {
+            String name = host.toLowerCase(java.util.Locale.ROOT).replaceAll(":\\d+$", "");
+            if (name.endsWith("." + domain)) {
+                bucket = name.substring(0, name.length() - domain.length() - 1);
+                key = path.length() > 1 ? path.substring(1) : null;
+            }
+        }
+        if (bucket == null && path.length() > 1) {
+            String rest = path.substring(1);
+            int slash = rest.indexOf('/');
+            bucket = slash < 0 ? rest : rest.substring(0, slash);
+            key = slash < 0 || slash == rest.length() - 1 ? null : rest.substring(slash + 1);
+        }
+        for (var parameter : exchange.query()) {
+            if (UNSUPPORTED.contains(parameter.getKey())) {
+                throw new S3Exception(S3Error.NOT_IMPLEMENTED, "the '" + parameter.getKey() + "' sub-resource is not implemented");
+            }
+        }
+        String method = exchange.method();
+        if (bucket == null) {
+            if (method.equals("GET")) {
+                operations.listBuckets(exchange);
+                return;
+            }
+            throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on the service");
+        }
+        if (key == null) {
+            switch (method) {
+                case "GET" -> {
+                    if (exchange.hasParameter("location")) {
+                        operations.bucketLocation(exchange, bucket);
+                    } else if (exchange.hasParameter("versioning")) {
+                        operations.bucketVersioning(exchange, bucket);
+                    } else if (exchange.hasParameter("uploads")) {
+                        operations.listMultipartUploads(exchange, bucket);
+                    } else {
+                        operations.listObjects(exchange, bucket, "2".equals(exchange.parameter("list-type")));
+                    }
+                }
+                case "HEAD" -> operations.headBucket(exchange, bucket);
+                case "PUT" -> operations.createBucket(exchange, body, bucket);
+                case "DELETE" -> operations.deleteBucket(exchange, bucket);
+                case "POST" -> {
+                    if (!exchange.hasParameter("delete")) {
+                        throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on a bucket is only DeleteObjects (?delete)");
+                    }
+                    operations.deleteObjects(exchange, body, bucket);
+                }
+                default -> throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on a bucket");
+            }
+            return;
+        }
+        switch (method) {
+            case "GET" -> {
+                if (exchange.hasParameter("uploadId")) {
+                    operations.listParts(exchange, bucket, key);
+                } else {
+                    operations.getObject(exchange, bucket, key, true);
+                }
+            }
+            case "HEAD" -> operations.headObject(exchange, bucket, key);
+            case "PUT" -> {
+                if (exchange.hasParameter("uploadId") || exchange.hasParameter("partNumber")) {
+                    operations.uploadPart(exchange, body, bucket, key);
+                } else if (exchange.header("x-amz-copy-source") != null) {
+                    operations.copyObject(exchange, body, bucket, key);
+                } else {
+                    operations.putObject(exchange, body, bucket, key);
+                }
+            }
+            case "DELETE" -> {
+                if (exchange.hasParameter("uploadId")) {
+                    operations.abortMultipartUpload(exchange, bucket);
+                } else {
+                    operations.deleteObject(exchange, bucket, key);
+                }
+            }
+            case "POST" -> {
+                if (exchange.hasParameter("uploads")) {
+                    operations.createMultipartUpload(exchange, bucket, key);
+                } else if (exchange.hasParameter("uploadId")) {
+                    operations.completeMultipartUpload(exchange, body, bucket, key);
+                } else {
+                    throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on an object is only for multipart uploads");
+                }
+            }
+            default -> throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on an object");
+        }
+    }
+}
