@@ -266,24 +266,7 @@ class FuseMountTest {
         }
 
         static String run(List<String> command, Duration limit) throws IOException, InterruptedException {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            StringBuilder output = new StringBuilder();
-            Thread reader = Thread.ofPlatform().start(() -> {
-                try {
-                    output.append(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                    output.append("(output lost: ").append(e).append(")");
-                }
-            });
-            boolean finished = process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
-            if (!finished) {
-                process.destroyForcibly();
-            }
-            reader.join(10_000);
-            System.out.println("$ " + String.join(" ", command.subList(0, Math.min(3, command.size()))) + " ...\n" + output);
-            assertThat(finished).as("%s finished within %d ms", command.getFirst(), limit.toMillis()).isTrue();
-            assertThat(process.exitValue()).as("exit code of %s; output:%n%s", command, output).isZero();
-            return output.toString();
+            return TestProcesses.run(command, limit);
         }
     }
 }

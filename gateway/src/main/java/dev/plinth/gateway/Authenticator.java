@@ -44,6 +44,11 @@ final class Authenticator {
         if (exchange.hasParameter("X-Amz-Algorithm") || exchange.hasParameter("X-Amz-Signature")) {
             return fromQuery(exchange);
         }
+        if (exchange.hasParameter("AWSAccessKeyId") && exchange.hasParameter("Signature")) {
+            // what boto3 and older tools presign with by default: say what to change instead of AccessDenied
+            throw new S3Exception(S3Error.INVALID_REQUEST, "Signature Version 2 presigned URLs are not supported; presign with Signature "
+                    + "Version 4 (boto3: Config(signature_version='s3v4'); AWS CLI and SDKs do by default)");
+        }
         if (anonymousCredentials == null) {
             throw new S3Exception(S3Error.ACCESS_DENIED, "anonymous requests are not allowed here; sign requests with an access key");
         }
@@ -68,7 +73,7 @@ final class Authenticator {
         S3Error malformed = S3Error.AUTHORIZATION_HEADER_MALFORMED;
         if (!authorization.startsWith(SigV4.ALGORITHM + " ")) {
             throw new S3Exception(authorization.startsWith("AWS ") ? S3Error.INVALID_REQUEST : malformed,
-                    "only AWS Signature Version 4 (" + SigV4.ALGORITHM + ") is supported");
+                    "only AWS Signature Version 4 (" + SigV4.ALGORITHM + ") is supported, not Signature Version 2 (s3cmd: signature_v2 = False)");
         }
         String credential = null;
         String signedHeaders = null;
