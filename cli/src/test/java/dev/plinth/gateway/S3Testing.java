@@ -127,9 +127,14 @@ final class S3Testing {
      */
     static String signedHead(String endpoint, S3Credentials.KeyPair key, String method, String pathAndQuery, Map<String, String> extraHeaders,
                              String payloadHash) {
+        return signedHead(endpoint, key, method, pathAndQuery, extraHeaders, payloadHash, Instant.now());
+    }
+
+    static String signedHead(String endpoint, S3Credentials.KeyPair key, String method, String pathAndQuery, Map<String, String> extraHeaders,
+                             String payloadHash, Instant time) {
         URI uri = URI.create(endpoint);
         String host = uri.getHost() + ":" + uri.getPort();
-        String amzDate = Http.AMZ_DATE.format(Instant.now());
+        String amzDate = Http.AMZ_DATE.format(time);
         String day = amzDate.substring(0, 8);
         Map<String, String> headers = new java.util.TreeMap<>();
         headers.put("host", host);

@@ -39,12 +39,17 @@ final class S3Exchange {
     private final List<Map.Entry<String, String>> query;
     private final ReentrantLock writableLock = new ReentrantLock();
     private final Condition writable = writableLock.newCondition();
-    private final Runnable onComplete;
+    private final Completion onComplete;
     private boolean responseStarted;
     private boolean responseDone;
     private boolean closeAfterResponse;
 
-    S3Exchange(ChannelHandlerContext context, HttpRequest request, BodyStream body, String requestId, Runnable onComplete) {
+    /** Told once when the exchange is over, and whether the connection can serve the next request. */
+    interface Completion {
+        void done(boolean connectionReusable);
+    }
+
+    S3Exchange(ChannelHandlerContext context, HttpRequest request, BodyStream body, String requestId, Completion onComplete) {
         this.context = context;
         this.request = request;
         this.body = body;
@@ -238,23 +243,19 @@ final class S3Exchange {
      * Ends the exchange once {@code written} is out. Whether the connection may serve another
      * request is decided then, on the event loop, when every piece of this request that had
      * arrived has been delivered: a body the handler did not read to its end leaves the
-     * connection mid-request, so it is closed.
+     * connection mid-request, so the gateway closes it (see {@link S3Gateway}).
      */
     private void finish(io.netty.channel.ChannelFuture written) {
         boolean keepAlive = HttpUtil.isKeepAlive(request) && !closeAfterResponse;
         responseDone = true;
-        written.addListener(future -> {
-            if (!future.isSuccess() || !keepAlive || !body.ended()) {
-                context.close();
-            }
-            onComplete.run();
-        });
+        written.addListener(future -> onComplete.done(future.isSuccess() && keepAlive && body.ended()));
     }
 
+    /** Ends an exchange whose connection was cut. */
     private void complete() {
         if (!responseDone) {
             responseDone = true;
-            onComplete.run();
+            onComplete.done(false);
         }
     }
 

@@ -13,7 +13,6 @@ import dev.plinth.wire.Transport;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -102,6 +101,7 @@ public final class S3Gateway implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
@@ -138,10 +138,23 @@ public final class S3Gateway implements AutoCloseable {
         workerGroup.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
     }
 
-    /** One connection: at most one request in progress. */
+    /** How long a connection that is being closed keeps reading (and dropping) what its client still sends. */
+    private static final long LINGER_MILLIS = 2_000;
+    /** How much it drops before it closes anyway. */
+    private static final long LINGER_BYTES_MAX = 64L << 20;
+
+    /**
+     * One connection: at most one request in progress. A connection closed while its client may
+     * still be sending (an answer before the body was read: a refused upload, oversize headers)
+     * closes lingering, as web servers do: it sends FIN after the answer and drops what still
+     * arrives for a while, so the client reads the answer instead of a reset.
+     */
     private final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         private BodyStream body;
         private S3Exchange exchange;
+        private boolean inputShutdown;
+        private boolean draining;
+        private long drainedBytes;
 
         @Override
         public void channelActive(ChannelHandlerContext context) {
@@ -150,6 +163,18 @@ public final class S3Gateway implements AutoCloseable {
 
         @Override
         public void channelRead(ChannelHandlerContext context, Object message) {
+            if (draining) {
+                if (message instanceof HttpContent content) {
+                    drainedBytes += content.content().readableBytes();
+                }
+                io.netty.util.ReferenceCountUtil.release(message);
+                if (drainedBytes > LINGER_BYTES_MAX) {
+                    context.close();
+                } else {
+                    context.read();
+                }
+                return;
+            }
             if (message instanceof HttpRequest request) {
                 startRequest(context, request);
             }
@@ -189,15 +214,20 @@ public final class S3Gateway implements AutoCloseable {
             }
             body = new BodyStream(context, HttpUtil.is100ContinueExpected(request));
             BodyStream requestBody = body;
-            exchange = new S3Exchange(context, request, requestBody, requestId, () -> {
+            exchange = new S3Exchange(context, request, requestBody, requestId, reusable -> {
                 inflight.release();
                 context.channel().eventLoop().execute(() -> {
                     if (body == requestBody) {
                         body = null;
                         exchange = null;
                     }
-                    if (context.channel().isActive()) {
+                    if (!context.channel().isActive()) {
+                        return;
+                    }
+                    if (reusable && !inputShutdown) {
                         context.read();
+                    } else {
+                        lingeringClose(context);
                     }
                 });
             });
@@ -221,7 +251,39 @@ public final class S3Gateway implements AutoCloseable {
             response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/xml").setInt(HttpHeaderNames.CONTENT_LENGTH, xml.length)
                     .set(HttpHeaderNames.CONNECTION, "close").set("x-amz-request-id", requestId);
             body = null;
-            context.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            context.writeAndFlush(response).addListener(written -> lingeringClose(context));
+        }
+
+        private void lingeringClose(ChannelHandlerContext context) {
+            Channel channel = context.channel();
+            if (draining || !channel.isActive()) {
+                return;
+            }
+            draining = true;
+            if (channel instanceof io.netty.channel.socket.DuplexChannel duplex && !inputShutdown) {
+                duplex.shutdownOutput();
+                channel.eventLoop().schedule(() -> {
+                    channel.close();
+                }, LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                context.read();
+            } else {
+                channel.close();
+            }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext context, Object event) {
+            if (event instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+                // the client sent all it will send: a body cut short fails; an idle or draining connection is done
+                inputShutdown = true;
+                if (draining || exchange == null) {
+                    context.close();
+                } else if (body != null && !body.ended()) {
+                    body.fail(new java.io.IOException("the client closed its side of the connection before the body ended"));
+                }
+                return;
+            }
+            context.fireUserEventTriggered(event);
         }
 
         @Override

@@ -1,0 +1,233 @@
+package dev.plinth.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.server.MiniCluster;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/**
+ * Bad input over raw HTTP: malformed XML, missing and wrong headers, oversize headers, bad
+ * ranges, unknown parameters, keys that would leave their bucket, bodies that end early or do
+ * not match their digests. Each gets an S3 XML error with the right code and status, nothing
+ * half-written becomes visible, and the gateway keeps serving (checked after every test).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class S3BadInputTest {
+    @TempDir
+    static Path directory;
+
+    private MiniCluster cluster;
+    private PlinthClient plinth;
+    private S3Client s3;
+    private String endpoint;
+    private S3Credentials.KeyPair key;
+
+    @BeforeAll
+    void start() {
+        cluster = MiniCluster.start(directory.resolve("data"));
+        plinth = cluster.client();
+        endpoint = S3Testing.endpoint(cluster);
+        key = S3Testing.ownerKey(cluster);
+        s3 = S3Testing.sdk(endpoint, key);
+        s3.createBucket(b -> b.bucket("bad"));
+        s3.putObject(b -> b.bucket("bad").key("object"), RequestBody.fromBytes(new byte[1000]));
+    }
+
+    @AfterEach
+    void stillServing() {
+        assertThat(s3.headObject(b -> b.bucket("bad").key("object")).contentLength()).isEqualTo(1000);
+        // nothing half-written is left in the bucket, hidden or not
+        assertThat(plinth.list("/bad")).extracting(e -> e.name()).allSatisfy(name -> assertThat(name).doesNotStartWith(".plinth-s3-put"));
+    }
+
+    @AfterAll
+    void stop() {
+        if (s3 != null) {
+            s3.close();
+        }
+        if (plinth != null) {
+            plinth.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private S3Testing.Response signed(String method, String pathAndQuery, Map<String, String> headers, byte[] body) throws IOException {
+        Map<String, String> all = new java.util.HashMap<>(headers);
+        all.putIfAbsent("content-length", String.valueOf(body == null ? 0 : body.length));
+        return S3Testing.raw(endpoint, S3Testing.signedHead(endpoint, key, method, pathAndQuery, all, SigV4.UNSIGNED_PAYLOAD), body);
+    }
+
+    private static void assertError(S3Testing.Response response, int status, String code) {
+        assertThat(response.status()).as("status; body %s", response.text()).isEqualTo(status);
+        assertThat(response.errorCode()).as("error code; body %s", response.text()).isEqualTo(code);
+        assertThat(response.headers().get("content-type")).isEqualTo("application/xml");
+        assertThat(response.text()).startsWith("<?xml").contains("<RequestId>");
+    }
+
+    @Test
+    void malformedXmlBodies() throws IOException {
+        assertError(signed("POST", "/bad?delete", Map.of(), "<Delete><Object><Key>x".getBytes(StandardCharsets.UTF_8)), 400, "MalformedXML");
+        assertError(signed("POST", "/bad?delete", Map.of(), "not xml at all".getBytes(StandardCharsets.UTF_8)), 400, "MalformedXML");
+        assertError(signed("POST", "/bad?delete", Map.of(), "<Other/>".getBytes(StandardCharsets.UTF_8)), 400, "MalformedXML");
+        // an external entity is refused, never read
+        String entity = "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><Delete><Object><Key>&x;</Key></Object></Delete>";
+        assertError(signed("POST", "/bad?delete", Map.of(), entity.getBytes(StandardCharsets.UTF_8)), 400, "MalformedXML");
+        byte[] huge = new byte[3 << 20];
+        java.util.Arrays.fill(huge, (byte) ' ');
+        assertError(signed("POST", "/bad?delete", Map.of(), huge), 400, "MalformedXML");
+        String uploadId = s3.createMultipartUpload(b -> b.bucket("bad").key("mp")).uploadId();
+        assertError(signed("POST", "/bad/mp?uploadId=" + uploadId, Map.of(), "<CompleteMultipartUpload><Part>".getBytes(StandardCharsets.UTF_8)),
+                400, "MalformedXML");
+        assertError(signed("POST", "/bad/mp?uploadId=" + uploadId, Map.of(),
+                "<CompleteMultipartUpload><Part><PartNumber>x</PartNumber></Part></CompleteMultipartUpload>".getBytes(StandardCharsets.UTF_8)),
+                400, "MalformedXML");
+        assertError(signed("POST", "/bad/mp?uploadId=not-an-upload", Map.of(), "<CompleteMultipartUpload/>".getBytes(StandardCharsets.UTF_8)),
+                404, "NoSuchUpload");
+        s3.abortMultipartUpload(b -> b.bucket("bad").key("mp").uploadId(uploadId));
+    }
+
+    @Test
+    void missingAndWrongAuthenticationHeaders() throws IOException {
+        String host = "Host: " + URI.create(endpoint).getAuthority();
+        assertError(S3Testing.raw(endpoint, "GET /bad/object HTTP/1.1\r\n" + host, null), 403, "AccessDenied");
+        assertError(S3Testing.raw(endpoint, "GET /bad/object HTTP/1.1\r\n" + host + "\r\nAuthorization: AWS4-HMAC-SHA256 garbage", null),
+                400, "AuthorizationHeaderMalformed");
+        assertError(S3Testing.raw(endpoint, "GET /bad/object HTTP/1.1\r\n" + host + "\r\nAuthorization: AWS AKID:c2lnbmF0dXJl", null),
+                400, "InvalidRequest");
+        String good = S3Testing.signedHead(endpoint, key, "GET", "/bad/object", Map.of(), SigV4.UNSIGNED_PAYLOAD);
+        assertThat(S3Testing.raw(endpoint, good, null).status()).isEqualTo(200);
+        assertError(S3Testing.raw(endpoint, withoutHeader(good, "x-amz-date"), null), 400, "MissingSecurityHeader");
+        assertError(S3Testing.raw(endpoint, withoutHeader(good, "x-amz-content-sha256"), null), 400, "MissingSecurityHeader");
+        assertError(S3Testing.raw(endpoint, good.replace("GET /bad/object", "GET /bad/other"), null), 403, "SignatureDoesNotMatch");
+        String stale = S3Testing.signedHead(endpoint, key, "GET", "/bad/object", Map.of(), SigV4.UNSIGNED_PAYLOAD,
+                Instant.now().minus(Duration.ofMinutes(20)));
+        assertError(S3Testing.raw(endpoint, stale, null), 403, "RequestTimeTooSkewed");
+        assertError(S3Testing.raw(endpoint, "GET /bad/object?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=x HTTP/1.1\r\n" + host, null),
+                400, "AuthorizationQueryParametersError");
+        assertError(S3Testing.raw(endpoint, "GET /bad/object?AWSAccessKeyId=x&Signature=y&Expires=1 HTTP/1.1\r\n" + host, null),
+                400, "InvalidRequest");
+        assertError(S3Testing.raw(endpoint, S3Testing.signedHead(endpoint, key, "GET", "/bad/object", Map.of(), "not-a-hash"), null),
+                400, "InvalidArgument");
+    }
+
+    private static String withoutHeader(String head, String name) {
+        return String.join("\r\n", head.lines().filter(line -> !line.toLowerCase(java.util.Locale.ROOT).startsWith(name + ":")).toList());
+    }
+
+    @Test
+    void oversizeHeadersAndNonHttp() throws IOException {
+        String host = "Host: " + URI.create(endpoint).getAuthority();
+        assertError(S3Testing.raw(endpoint, "GET /bad/object HTTP/1.1\r\n" + host + "\r\nx-filler: " + "f".repeat(40_000), null),
+                400, "RequestHeaderSectionTooLarge");
+        assertError(S3Testing.raw(endpoint, "GET /" + "p".repeat(20_000) + " HTTP/1.1\r\n" + host, null), 400, "RequestHeaderSectionTooLarge");
+        S3Testing.Response garbage = S3Testing.raw(endpoint, "\u0001\u0002 this is not HTTP", null);
+        assertThat(garbage.status()).isIn(-1, 400);
+        assertError(signed("PATCH", "/bad/object", Map.of(), null), 405, "MethodNotAllowed");
+        assertError(signed("PUT", "/Bad_Name", Map.of(), null), 400, "InvalidBucketName");
+        assertError(signed("GET", "/no-such-bucket/key", Map.of(), null), 404, "NoSuchBucket");
+    }
+
+    @Test
+    void rangesAndParameters() throws IOException {
+        assertError(signed("GET", "/bad/object", Map.of("range", "bytes=1000-"), null), 416, "InvalidRange");
+        S3Testing.Response ignored = signed("GET", "/bad/object", Map.of("range", "bytes=oops"), null);
+        assertThat(ignored.status()).isEqualTo(200);
+        assertThat(ignored.body()).hasSize(1000);
+        S3Testing.Response partial = signed("GET", "/bad/object", Map.of("range", "bytes=-10"), null);
+        assertThat(partial.status()).isEqualTo(206);
+        assertThat(partial.headers().get("content-range")).isEqualTo("bytes 990-999/1000");
+        assertError(signed("GET", "/bad/object?tagging", Map.of(), null), 501, "NotImplemented");
+        assertError(signed("PUT", "/bad?policy", Map.of(), "{}".getBytes(StandardCharsets.UTF_8)), 501, "NotImplemented");
+        assertThat(signed("GET", "/bad/object?unknown-parameter=1", Map.of(), null).status()).isEqualTo(200);
+        assertError(signed("GET", "/bad?list-type=2&max-keys=lots", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad?list-type=2&continuation-token=%25%25%25", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("PUT", "/bad/mp?partNumber=0&uploadId=x", Map.of(), new byte[1]), 404, "NoSuchUpload");
+    }
+
+    @Test
+    void keysThatWouldLeaveTheirBucket() throws IOException {
+        for (String path : new String[] {"/bad/../escape", "/bad/a/../../escape", "/bad/%2e%2e/escape", "/bad//absolute", "/bad/a//b",
+                "/bad/nul%00byte", "/bad/./dot", "/bad/.plinth-s3-uploads/x"}) {
+            assertError(signed("PUT", path, Map.of(), "x".getBytes(StandardCharsets.UTF_8)), 400, "InvalidArgument");
+        }
+        assertError(signed("PUT", "/bad/" + "k".repeat(1100), Map.of(), new byte[1]), 400, "KeyTooLongError");
+        assertError(signed("PUT", "/bad/" + "k".repeat(300), Map.of(), new byte[1]), 400, "KeyTooLongError");
+        assertThat(plinth.exists("/escape")).isFalse();
+        assertThat(plinth.list("/")).extracting(e -> e.name()).containsExactly("bad");
+    }
+
+    @Test
+    void bodiesThatDoNotMatchTheirDigestsOrLengths() throws IOException {
+        byte[] body = "the body".getBytes(StandardCharsets.UTF_8);
+        assertError(signed("PUT", "/bad/digest", Map.of("content-md5", "1B2M2Y8AsgTpgAmY7PhCfg=="), body), 400, "BadDigest");
+        assertError(signed("PUT", "/bad/digest", Map.of("content-md5", "not base64!"), body), 400, "InvalidDigest");
+        assertError(S3Testing.raw(endpoint, S3Testing.signedHead(endpoint, key, "PUT", "/bad/digest", Map.of("content-length", "8"),
+                SigV4.EMPTY_SHA256), body), 400, "XAmzContentSHA256Mismatch");
+        assertError(signed("PUT", "/bad/digest", Map.of("x-amz-checksum-crc32", "AAAAAA=="), body), 400, "BadDigest");
+        // aws-chunked with a broken chunk signature
+        String chunked = "8;chunk-signature=" + "0".repeat(64) + "\r\nthe body\r\n0;chunk-signature=" + "0".repeat(64) + "\r\n\r\n";
+        assertError(S3Testing.raw(endpoint, S3Testing.signedHead(endpoint, key, "PUT", "/bad/digest", Map.of("content-length",
+                String.valueOf(chunked.length()), "x-amz-decoded-content-length", "8", "content-encoding", "aws-chunked"),
+                SigV4.STREAMING_SIGNED), chunked.getBytes(StandardCharsets.UTF_8)), 403, "SignatureDoesNotMatch");
+        assertError(signed("PUT", "/bad/digest", Map.of("transfer-encoding", "identity", "content-length", "-1"), null), 400, "InvalidRequest");
+        assertThat(plinth.exists("/bad/digest")).isFalse();
+    }
+
+    /** A client that promises 100,000 bytes and hangs up after 5,000: no object, no leftovers, and the next request is served. */
+    @Test
+    void truncatedUploadLeavesNothing() throws Exception {
+        URI uri = URI.create(endpoint);
+        String head = S3Testing.signedHead(endpoint, key, "PUT", "/bad/truncated", Map.of("content-length", "100000"), SigV4.UNSIGNED_PAYLOAD);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write((head + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            out.write(new byte[5000]);
+            out.flush();
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline && plinth.list("/bad").stream().anyMatch(e -> e.name().startsWith(".plinth-s3-put"))) {
+            Thread.sleep(50);
+        }
+        assertThat(plinth.exists("/bad/truncated")).isFalse();
+        // the same with a chunked body that stops
+        String chunkedHead = S3Testing.signedHead(endpoint, key, "PUT", "/bad/truncated", Map.of("content-length", "100000",
+                "x-amz-decoded-content-length", "99000", "content-encoding", "aws-chunked"), SigV4.STREAMING_UNSIGNED_TRAILER);
+        S3Testing.Response response;
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(30_000);
+            OutputStream out = socket.getOutputStream();
+            out.write((chunkedHead + "\r\nConnection: close\r\n\r\n10000\r\n").getBytes(StandardCharsets.UTF_8));
+            out.write(new byte[3000]);
+            out.flush();
+            socket.shutdownOutput();
+            response = new S3Testing.Response(readStatus(socket), Map.of(), new byte[0]);
+        }
+        assertThat(response.status()).isIn(-1, 400);
+        assertThat(plinth.exists("/bad/truncated")).isFalse();
+    }
+
+    private static int readStatus(Socket socket) throws IOException {
+        byte[] all = socket.getInputStream().readAllBytes();
+        String text = new String(all, StandardCharsets.ISO_8859_1);
+        return text.startsWith("HTTP/1.1 ") ? Integer.parseInt(text.substring(9, 12)) : -1;
+    }
+}
