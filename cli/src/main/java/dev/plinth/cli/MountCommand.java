@@ -40,6 +40,9 @@ final class MountCommand implements Callable<Integer> {
     @Mixin
     ClientMixin client;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         MountOptions mountOptions = MountOptions.parse(String.join(",", options), client.config(), isRoot());
@@ -63,11 +66,16 @@ final class MountCommand implements Callable<Integer> {
 
     /** Starts this same command without --daemon in a new session, and waits for the mount to appear. */
     private int startDaemon() throws IOException, InterruptedException {
-        ProcessHandle.Info self = ProcessHandle.current().info();
+        // The same JVM, options, class path and command line, rebuilt from what the JVM reports (the process's own
+        // /proc cmdline is not always readable through ProcessHandle, e.g. with a very long class path).
         List<String> command = new ArrayList<>();
         command.add("setsid");
-        command.add(self.command().orElseThrow(() -> new PlinthException(ErrorCode.INTERNAL, "cannot find this process's java")));
-        for (String argument : self.arguments().orElseThrow(() -> new PlinthException(ErrorCode.INTERNAL, "cannot read this process's arguments"))) {
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(Main.class.getName());
+        for (String argument : spec.root().commandLine().getParseResult().originalArgs()) {
             if (!argument.equals("--daemon")) {
                 command.add(argument);
             }

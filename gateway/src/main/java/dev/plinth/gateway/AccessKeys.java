@@ -9,16 +9,18 @@ import java.util.stream.Collectors;
 
 /**
  * The cluster's S3 access keys as the gateway sees them: fetched from mgmt and kept for
- * {@link #REFRESH_MILLIS}; an unknown key refetches at once (at most every
- * {@link #MISS_REFETCH_MILLIS}), so a key made with {@code plinth s3 keys create} works on its
- * first request and a deleted one stops within the refresh time. Thread-safe.
+ * {@link #REFRESH_MILLIS}. An unknown key refetches at once unless a fetch began after the request
+ * asked (concurrent misses share one fetch), so a key made with {@code plinth s3 keys create}
+ * works on its first request, a flood of unknown keys costs about one fetch at a time, and a
+ * deleted key stops working within the refresh time. Thread-safe.
  */
 final class AccessKeys {
     static final long REFRESH_MILLIS = 5_000;
-    private static final long MISS_REFETCH_MILLIS = 500;
 
     private final PlinthClient client;
     private volatile Map<String, AccessKey> keys = Map.of();
+    private volatile boolean fetched;
+    private volatile long fetchStartedNanos;
     private volatile long fetchedAtMillis;
 
     AccessKeys(PlinthClient client) {
@@ -27,24 +29,28 @@ final class AccessKeys {
 
     /** The key, or null if the cluster has none by that id. */
     AccessKey find(String accessKeyId) {
-        long now = System.currentTimeMillis();
-        if (now - fetchedAtMillis > REFRESH_MILLIS) {
-            refresh(now);
+        long askedNanos = System.nanoTime();
+        if (System.currentTimeMillis() - fetchedAtMillis > REFRESH_MILLIS) {
+            refresh(askedNanos);
         }
         AccessKey key = keys.get(accessKeyId);
-        if (key == null && now - fetchedAtMillis > MISS_REFETCH_MILLIS) {
-            refresh(now);
+        if (key == null) {
+            refresh(askedNanos);
             key = keys.get(accessKeyId);
         }
         return key;
     }
 
-    private synchronized void refresh(long now) {
-        if (now - fetchedAtMillis <= MISS_REFETCH_MILLIS) {
-            return; // another thread just did
+    /** Fetches the keys unless a fetch started after {@code askedNanos} (it already saw what existed then). */
+    private synchronized void refresh(long askedNanos) {
+        if (fetched && fetchStartedNanos - askedNanos >= 0) {
+            return;
         }
+        long started = System.nanoTime();
         List<AccessKey> list = client.accessKeys();
         keys = list.stream().collect(Collectors.toUnmodifiableMap(AccessKey::accessKeyId, Function.identity(), (a, b) -> a));
+        fetchStartedNanos = started;
+        fetched = true;
         fetchedAtMillis = System.currentTimeMillis();
     }
 }
