@@ -1,28 +1,34 @@
 #!/bin/bash
 # The S3 gateway beside s3proxy (filesystem-nio2 provider) on the same disk, in one run: PUT and GET
-# of large objects and small-object request rates, with the local disk (buffered write + fsync,
-# read) and loopback TCP (iperf3) measured in the same run. Both servers run as separate JVMs
-# with the same heap; the load generator is `plinth s3 bench` (one JVM, the same client for both).
-#   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE=64M] [OBJECTS=16] [SMALL_OBJECTS=2000]
-# Needs root to drop the page cache before GETs (otherwise GETs are warm), iperf3, and Maven Central
-# once (bench/s3proxy/pom.xml gathers s3proxy's jars).
+# of large objects (MiB/s) and small-object request rates, with the local disk (buffered write +
+# fsync, cold read) and loopback TCP (iperf3) measured in the same run, printed as ratios.
+# Both servers are separate JVMs with the same heap. The load generator is curl (libcurl's
+# parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs both
+# servers as little CPU as possible on a small machine.
+#   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
+#   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g)
+# Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
+# (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE=${2:-64M}; OBJECTS=${3:-16}; SMALL=${4:-2000}
-HEAP=${HEAP:--Xmx2g}
+BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
+THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
 cleanup() {
-  for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
+  for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
   sleep 2; return 0
 }
 trap cleanup EXIT
-rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data"
+rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/local" "$BASE/work"
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
+now() { date +%s.%N; }
+rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
 
-JAVA=$("$HERE/bin/plinth" --version >/dev/null && ls -d /usr/lib/jvm/temurin-25-jdk-amd64 2>/dev/null || echo "${JAVA_HOME:?set JAVA_HOME to a JDK 25}")
+# ---- servers
+"$HERE/bin/plinth" --version >/dev/null   # builds on first use
+JAVA=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 [ -d "$HERE/bench/s3proxy/target/lib" ] || (cd "$HERE" && ./mvnw -q -f bench/s3proxy/pom.xml package)
-
-PLINTH_JAVA_OPTS="$HEAP" "$HERE/bin/plinth" server --data "$BASE/plinth" --listen 127.0.0.1:7290 --http 127.0.0.1:7291 --s3 127.0.0.1:9290 \
-  > "$BASE/plinth.log" 2>&1 & PLINTH_PID=$!
-
+PLINTH_JAVA_OPTS="$HEAP" "$HERE/bin/plinth" server --data "$BASE/plinth" --listen 127.0.0.1:7290 --http 127.0.0.1:7291 \
+  --s3 127.0.0.1:9290 > "$BASE/plinth.log" 2>&1 & PLINTH_PID=$!
 cat > "$BASE/s3proxy/s3proxy.conf" <<CONF
 s3proxy.endpoint=http://127.0.0.1:9291
 s3proxy.authorization=aws-v2-or-v4
@@ -31,14 +37,68 @@ s3proxy.credential=bench-secret-key
 jclouds.provider=filesystem-nio2
 jclouds.filesystem.basedir=$BASE/s3proxy/data
 CONF
-printf '[default]\naws_access_key_id = bench\naws_secret_access_key = bench-secret-key\n' > "$BASE/s3proxy/credentials"
 "$JAVA/bin/java" $HEAP -Dlogback.configurationFile="$HERE/bench/s3proxy/logback.xml" -cp "$HERE/bench/s3proxy/target/lib/*" \
   org.gaul.s3proxy.Main --properties "$BASE/s3proxy/s3proxy.conf" > "$BASE/s3proxy.log" 2>&1 & S3PROXY_PID=$!
-
-for _ in $(seq 120); do [ -f "$BASE/plinth/s3-credentials" ] && grep -q '"s3"' "$BASE/plinth/endpoints.json" 2>/dev/null && break; sleep 1; done
-[ -f "$BASE/plinth/s3-credentials" ] || { echo "plinth did not start; see $BASE/plinth.log" >&2; exit 1; }
+for _ in $(seq 120); do grep -q '"s3"' "$BASE/plinth/endpoints.json" 2>/dev/null && break; sleep 1; done
+grep -q '"s3"' "$BASE/plinth/endpoints.json" || { echo "plinth did not start; see $BASE/plinth.log" >&2; exit 1; }
 for _ in $(seq 60); do (exec 3<>/dev/tcp/127.0.0.1/9291) 2>/dev/null && break; sleep 1; done
+PLINTH_KEY=$(awk -F' = ' '/aws_access_key_id/ {print $2}' "$BASE/plinth/s3-credentials")
+PLINTH_SECRET=$(awk -F' = ' '/aws_secret_access_key/ {print $2}' "$BASE/plinth/s3-credentials")
 
-"$HERE/bin/plinth" s3 bench --endpoint http://127.0.0.1:9290 --credentials "$BASE/plinth/s3-credentials" \
-  --peer-endpoint http://127.0.0.1:9291 --peer-credentials "$BASE/s3proxy/credentials" --peer-name s3proxy \
-  --size "$SIZE" --objects "$OBJECTS" --small-objects "$SMALL" --local-dir "$BASE" | tee "$BASE/results.txt"
+# ---- baselines, in the same run
+head -c $((SIZE_MIB << 20)) /dev/urandom > "$BASE/work/large"
+head -c "$SMALL_BYTES" /dev/urandom > "$BASE/work/small"
+TOTAL_MIB=$((SIZE_MIB * OBJECTS))
+t0=$(now); dd if=/dev/zero of="$BASE/local/seq" bs=1M count=$TOTAL_MIB conv=fsync status=none; t1=$(now)
+LOCAL_WRITE=$(rate $TOTAL_MIB "$t0" "$t1")
+drop_caches; t0=$(now); dd if="$BASE/local/seq" of=/dev/null bs=1M status=none; t1=$(now)
+LOCAL_READ=$(rate $TOTAL_MIB "$t0" "$t1"); rm -f "$BASE/local/seq"
+iperf3 -s -1 -p 5391 >/dev/null 2>&1 & IPERF_PID=$!; sleep 1
+LOOPBACK=$(iperf3 -c 127.0.0.1 -p 5391 -t 5 -J | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8/1048576))')
+echo "local disk buffered write+fsync $LOCAL_WRITE MiB/s, cold read $LOCAL_READ MiB/s, loopback TCP (iperf3) $LOOPBACK MiB/s"
+
+# ---- one server: warm-up, then PUT and GET of large and small objects
+measure() { # name endpoint key secret
+  local name=$1 endpoint=$2 bucket=bench-$1
+  local curl=(curl -s --no-progress-meter --aws-sigv4 "aws:amz:us-east-1:s3" --user "$3:$4" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null)
+  "${curl[@]}" -X PUT "$endpoint/$bucket"
+  list() { local what=$1 count=$2 prefix=$3; for i in $(seq 1 "$count"); do
+      [ "$what" = put ] && echo "upload-file = \"$BASE/work/$4\""; echo "url = \"$endpoint/$bucket/$prefix$i\""; echo "output = /dev/null"; done; }
+  run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
+    list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$name.cfg"
+    local t0 t1; t0=$(now)
+    "${curl[@]}" -Z --parallel-max "$5" -K "$BASE/work/$name.cfg" -w '%{http_code}\n' > "$BASE/work/$name.codes"
+    t1=$(now)
+    if grep -qv '^2' "$BASE/work/$name.codes"; then echo "$name: some requests failed: $(sort "$BASE/work/$name.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
+    python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
+  }
+  run put 4 warm- large "$THREADS" >/dev/null; run get 4 warm- "" "$THREADS" >/dev/null
+  run put 2000 warm-small- small "$SMALL_THREADS" >/dev/null; run get 2000 warm-small- "" "$SMALL_THREADS" >/dev/null
+  local put get sput sget seconds
+  seconds=$(run put "$OBJECTS" large- large "$THREADS"); put=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
+  drop_caches
+  seconds=$(run get "$OBJECTS" large- "" "$THREADS"); get=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
+  seconds=$(run put "$SMALL" small- small "$SMALL_THREADS"); sput=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
+  seconds=$(run get "$SMALL" small- "" "$SMALL_THREADS"); sget=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
+  echo "$name PUT ${SIZE_MIB}MiB $put MiB/s, GET $get MiB/s; PUT ${SMALL_BYTES}B $sput req/s, GET $sget req/s" >&2
+  echo "$put $get $sput $sget"
+}
+read -r P_PUT P_GET P_SPUT P_SGET < <(measure plinth http://127.0.0.1:9290 "$PLINTH_KEY" "$PLINTH_SECRET")
+read -r S_PUT S_GET S_SPUT S_SGET < <(measure s3proxy http://127.0.0.1:9291 bench bench-secret-key)
+
+python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
+import sys
+lw, lr, lo, pp, pg, psp, psg, sp, sg, ssp, ssg = map(float, sys.argv[1:12])
+size, small = sys.argv[12], sys.argv[13]
+bound = min(lr, lo)
+rows = [
+    ("PUT %s MiB (MiB/s)" % size, lw, pp, sp, "local disk buffered write+fsync", 0.7, 1.0),
+    ("GET %s MiB (MiB/s)" % size, bound, pg, sg, "min(disk read, loopback) = " + ("disk" if lr <= lo else "loopback"), 0.7, 2.0),
+    ("PUT %s B (req/s)" % small, None, psp, ssp, "-", None, 2.0),
+    ("GET %s B (req/s)" % small, None, psg, ssg, "-", None, 2.0),
+]
+print("%-22s %10s %10s %10s %9s %9s  %s" % ("benchmark", "baseline", "plinth", "s3proxy", "/baseline", "/s3proxy", "baseline (targets)"))
+for name, base, p, s, what, target_base, target_peer in rows:
+    print("%-22s %10s %10.1f %10.1f %9s %9.2f  %s (targets: %s%sx s3proxy)" % (name, "-" if base is None else "%.1f" % base, p, s,
+          "-" if base is None else "%.2f" % (p / base), p / s, what, "" if target_base is None else ">= %.1f of baseline, " % target_base, target_peer))
+PY

@@ -154,12 +154,12 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    static void progress(String format, Object... args) {
+    private static void progress(String format, Object... args) {
         System.out.println(String.format(Locale.ROOT, format, args));
         System.out.flush();
     }
 
-    static double mibPerSecond(long bytes, long nanos) {
+    private static double mibPerSecond(long bytes, long nanos) {
         return bytes / (double) BLOCK_BYTES / (nanos / 1e9);
     }
 
@@ -174,7 +174,7 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    static double localSequentialWrite(Path file, long bytes, byte[] block) throws IOException {
+    private static double localSequentialWrite(Path file, long bytes, byte[] block) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocateDirect(block.length).put(block).flip();
         long start = System.nanoTime();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -189,7 +189,7 @@ final class BenchCommand implements Callable<Integer> {
         return mibPerSecond(bytes, System.nanoTime() - start);
     }
 
-    static double localSequentialRead(Path file, long bytes) throws IOException {
+    private static double localSequentialRead(Path file, long bytes) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocateDirect(BLOCK_BYTES);
         long start = System.nanoTime();
         long total = 0;
@@ -279,7 +279,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** {MiB/s, 1 if iperf3 measured it else 0}: iperf3 when installed, else one Java socket for 3 s. */
-    static double[] loopback() throws IOException, InterruptedException {
+    private static double[] loopback() throws IOException, InterruptedException {
         try {
             int port;
             try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -334,7 +334,7 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    static void deleteTree(Path root) throws IOException {
+    private static void deleteTree(Path root) throws IOException {
         try (var paths = Files.walk(root)) {
             for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(path);

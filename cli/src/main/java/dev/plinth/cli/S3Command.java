@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "s3", mixinStandardHelpOptions = true, description = "The S3 gateway's settings kept in the cluster.",
-        subcommands = {S3Command.Keys.class, S3BenchCommand.class})
+        subcommands = {S3Command.Keys.class})
 final class S3Command {
     private S3Command() {}
 

@@ -374,6 +374,24 @@ public final class PlinthClient implements AutoCloseable {
         return new PlinthFile(this, attributes, write);
     }
 
+    /**
+     * A read-only handle on a file that the metadata service does not count as open: no metadata
+     * change to open or close it. Nothing keeps the file's data alive for such a reader, so it must
+     * check afterwards that the file still exists unchanged ({@link #getAttr}) and read again if
+     * not, as the S3 gateway does for small objects. Once a file is removed its chunks may be freed
+     * under an uncounted reader, whose reads then come back short or as holes, never as another
+     * file's bytes (inode ids are not reused).
+     */
+    public PlinthFile openUncounted(Attributes attributes) {
+        if (attributes.type() != dev.plinth.common.FileType.FILE) {
+            throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "only regular files can be read");
+        }
+        if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), false, Permissions.READ)) {
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
+        }
+        return new PlinthFile(this, attributes, false, false);
+    }
+
     private void checkAccess(Attributes attributes, int mask) {
         if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
             meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true));
@@ -419,6 +437,7 @@ public final class PlinthClient implements AutoCloseable {
      * Creates a directory and any missing parents; an existing directory is fine. As with
      * {@code mkdir -p -m MODE}, only the last directory gets {@code mode}; parents get 0755.
      */
+    /** Creates the missing directories of {@code path} (mode for the last); existing ones cost a lookup each, not a change. */
     public Attributes mkdirs(String path, int mode) {
         Attributes current = stat("/");
         StringBuilder walked = new StringBuilder();
@@ -426,17 +445,31 @@ public final class PlinthClient implements AutoCloseable {
         for (int i = 0; i < names.size(); i++) {
             String name = names.get(i);
             walked.append('/').append(name);
+            Attributes next = null;
             try {
-                current = mkdir(current.inodeId(), name, i == names.size() - 1 ? mode : 0755);
+                next = lookup(current.inodeId(), name);
             } catch (PlinthException e) {
-                if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                if (e.code() != ErrorCode.NOT_FOUND) {
                     throw e;
                 }
-                current = stat(walked.toString());
-                if (!current.isDirectory()) {
-                    throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, walked.toString());
+            }
+            if (next == null) {
+                try {
+                    next = mkdir(current.inodeId(), name, i == names.size() - 1 ? mode : 0755);
+                } catch (PlinthException e) {
+                    if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                        throw e;
+                    }
+                    next = lookup(current.inodeId(), name); // made by someone else meanwhile
                 }
             }
+            if (next.type() == dev.plinth.common.FileType.SYMLINK) {
+                next = stat(walked.toString());
+            }
+            if (!next.isDirectory()) {
+                throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, walked.toString());
+            }
+            current = next;
         }
         return current;
     }

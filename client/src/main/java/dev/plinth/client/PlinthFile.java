@@ -61,6 +61,8 @@ public final class PlinthFile implements AutoCloseable {
     private final long inodeId;
     private final Layout layout;
     private final boolean writable;
+    /** Whether the metadata service counts this handle as an open (see {@link PlinthClient#openUncounted}). */
+    private final boolean counted;
     private final int readaheadUnits;
     private final Semaphore writeBudget;
     private final Object inflightLock = new Object();
@@ -77,7 +79,12 @@ public final class PlinthFile implements AutoCloseable {
     private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
 
     PlinthFile(PlinthClient client, Attributes attributes, boolean writable) {
+        this(client, attributes, writable, true);
+    }
+
+    PlinthFile(PlinthClient client, Attributes attributes, boolean writable, boolean counted) {
         this.client = client;
+        this.counted = counted;
         this.inodeId = attributes.inodeId();
         this.layout = attributes.layout();
         if (layout == null || layout.chainIds().isEmpty()) {
@@ -631,6 +638,9 @@ public final class PlinthFile implements AutoCloseable {
         closed = true;
         dropAllReadUnits();
         PlinthException failure = writeFailure;
+        if (!counted) {
+            return; // read-only and never counted: nothing to settle or release
+        }
         try {
             settle(true);
         } finally {

@@ -51,6 +51,19 @@ final class ObjectIo {
         return new Written(offset, md5.digest());
     }
 
+    /** Reads into {@code target} until it is full or the file ends; returns how many bytes it read. */
+    static int readFully(PlinthFile file, long offset, ByteBuffer target) {
+        int total = 0;
+        while (target.hasRemaining()) {
+            int n = file.read(offset + total, target);
+            if (n <= 0) {
+                break;
+            }
+            total += n;
+        }
+        return total;
+    }
+
     /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
     static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5) {
         ByteBuffer piece = ByteBuffer.allocate(PIECE_BYTES);

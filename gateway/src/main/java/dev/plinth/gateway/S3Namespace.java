@@ -124,6 +124,26 @@ final class S3Namespace {
         return attributes;
     }
 
+    /** How often a key whose file was replaced between lookup and open (a PUT renamed over it) is looked up again. */
+    private static final int REPLACED_RETRIES_MAX = 8;
+
+    /** Opens an object's file for reading: counted as open, it stays readable until closed, whatever happens to its name. */
+    PlinthFile openObject(String bucket, String key) {
+        for (int attempt = 1; ; attempt++) {
+            Attributes found = object(bucket, key);
+            if (found.isDirectory()) {
+                throw new S3Exception(S3Error.INVALID_REQUEST, "the key '" + key + "' is a prefix (a directory), not an object with content");
+            }
+            try {
+                return client.open(found.inodeId(), false);
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.STALE_HANDLE || attempt == REPLACED_RETRIES_MAX) {
+                    throw translate(e);
+                }
+            }
+        }
+    }
+
     /** The stored record of a file, or null (never written through S3, or unreadable). */
     ObjectRecord record(long inodeId) {
         try {
@@ -172,16 +192,70 @@ final class S3Namespace {
         }
     }
 
-    /** A file being written under a hidden name, renamed into place when complete. */
-    record Temporary(PlinthFile file, String path) {}
-
-    /** A new, hidden file in {@code directory} to write an object into before it is renamed into place (PUT is atomic). */
-    Temporary createTemporary(String directory) {
-        String path = directory + "/" + HIDDEN_PREFIX + "put-" + UUID.randomUUID();
+    /**
+     * The directory an object's file goes in, made (as the caller) where missing: one lookup when
+     * it exists. NoSuchBucket when the bucket is what is missing.
+     */
+    Attributes objectDirectory(String bucket, String key) {
+        String path = objectPath(bucket, key);
+        String directory = path.substring(0, path.lastIndexOf('/'));
         try {
-            return new Temporary(client.create(path, 0644, true, null), path);
+            Attributes attributes = client.stat(directory);
+            if (attributes.isDirectory()) {
+                return attributes;
+            }
+            throw new S3Exception(S3Error.OBJECT_PATH_CONFLICT, "a part of the key '" + key + "' names an object, not a prefix");
         } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.NOT_A_DIRECTORY) {
+                throw translate(e);
+            }
+        }
+        bucket(bucket);
+        return mkdirs(directory);
+    }
+
+    /** What a new object's content came to: its ETag, and the attributes its file had when closed. */
+    record Written(String etag, Attributes attributes) {}
+
+    /** Writes an object's content into an open file and returns its ETag. */
+    interface ContentWriter {
+        String write(PlinthFile file);
+    }
+
+    /**
+     * Makes {@code name} in {@code directory} a new object atomically: writes the content into a
+     * new hidden file there, records the ETag with the headers of {@code template}, and renames
+     * the file over {@code name}, so readers see the old object or the new one and never a mix.
+     * With {@code onlyIfAbsent} an existing name fails (If-None-Match: *). Nothing is left on failure.
+     */
+    Written writeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
+        String hidden = HIDDEN_PREFIX + "put-" + UUID.randomUUID();
+        boolean committed = false;
+        try {
+            Written written;
+            try (PlinthFile file = client.createAndOpen(directory.inodeId(), hidden, 0644, true, null).file()) {
+                String etag = content.write(file);
+                file.close();
+                written = new Written(etag, file.attributes());
+            }
+            setRecord(written.attributes().inodeId(), template.withVersion(written.etag(), written.attributes().sizeBytes(),
+                    written.attributes().mtimeNanos()));
+            client.rename(directory.inodeId(), hidden, directory.inodeId(), name, onlyIfAbsent);
+            committed = true;
+            return written;
+        } catch (PlinthException e) {
+            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
+                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
+            }
             throw translate(e);
+        } finally {
+            if (!committed) {
+                try {
+                    client.unlink(directory.inodeId(), hidden);
+                } catch (RuntimeException e) {
+                    // best effort: a hidden leftover is never listed
+                }
+            }
         }
     }
 

@@ -4,6 +4,7 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
+import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
@@ -295,7 +296,6 @@ final class S3Operations {
     }
 
     void putObject(S3Exchange exchange, InputStream body, String bucket, String key) {
-        namespace.bucket(bucket);
         long length = contentLength(exchange);
         if (length < 0 && exchange.header("Transfer-Encoding") == null) {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "PutObject needs a Content-Length");
@@ -312,6 +312,7 @@ final class S3Operations {
             if (extra.length > 0) {
                 throw new S3Exception(S3Error.INVALID_ARGUMENT, "a key ending in '/' is a directory and holds no data");
             }
+            namespace.bucket(bucket);
             namespace.mkdirs(path);
             DefaultHttpHeaders headers = new DefaultHttpHeaders();
             headers.set("ETag", "\"d41d8cd98f00b204e9800998ecf8427e\"");
@@ -319,66 +320,26 @@ final class S3Operations {
             return;
         }
         ObjectRecord template = recordFrom(exchange);
-        String directory = path.substring(0, path.lastIndexOf('/'));
-        if (!directory.equals(namespace.bucketPath(bucket))) {
-            namespace.mkdirs(directory);
-        }
+        InputStream checked = checkedBody(exchange, body);
+        Attributes directory = namespace.objectDirectory(bucket, key);
         boolean onlyIfAbsent = "*".equals(exchange.header("If-None-Match"));
-        String etag = writeObject(checkedBody(exchange, body), length, template, directory, path, onlyIfAbsent, null);
+        String etag = namespace.writeObject(directory, Names.lastName(path), template, onlyIfAbsent,
+                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
         exchange.respond(200, headers, null);
-    }
-
-    /** Writes a body into a hidden file, records its ETag and renames it over {@code path}: readers see the old object or the new. */
-    private String writeObject(InputStream body, long length, ObjectRecord template, String directory, String path, boolean onlyIfAbsent,
-                               Layout layout) {
-        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
-        boolean committed = false;
-        try {
-            ObjectIo.Written written;
-            Attributes attributes;
-            try (PlinthFile file = temporary.file()) {
-                written = ObjectIo.writeBody(body, file, length, Layout.FILE_SIZE_MAX);
-                file.close();
-                attributes = file.attributes();
-            }
-            String etag = HexFormat.of().formatHex(written.md5());
-            namespace.setRecord(attributes.inodeId(), template.withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
-            rename(temporary.path(), path, onlyIfAbsent);
-            committed = true;
-            return etag;
-        } catch (PlinthException e) {
-            throw S3Namespace.translate(e);
-        } finally {
-            if (!committed) {
-                try {
-                    client().delete(temporary.path());
-                } catch (RuntimeException e) {
-                    // best effort: a hidden leftover is never listed
-                }
-            }
-        }
-    }
-
-    private void rename(String source, String target, boolean onlyIfAbsent) {
-        try {
-            client().rename(client().stat(dev.plinth.common.Names.parent(source)).inodeId(), dev.plinth.common.Names.lastName(source),
-                    client().stat(dev.plinth.common.Names.parent(target)).inodeId(), dev.plinth.common.Names.lastName(target), onlyIfAbsent);
-        } catch (PlinthException e) {
-            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
-                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
-            }
-            throw S3Namespace.translate(e);
-        }
     }
 
     void headObject(S3Exchange exchange, String bucket, String key) {
         getObject(exchange, bucket, key, false);
     }
 
-    /** How often a GET re-resolves a key whose file was replaced between lookup and open (a PUT renamed over it). */
-    private static final int REPLACED_RETRIES_MAX = 8;
+    /**
+     * Objects up to this size are read whole before the answer without opening their file, so a
+     * GET of a small object costs no metadata change (see {@link #readSmall}).
+     */
+    static final long SMALL_OBJECT_BYTES = 1 << 20;
+    private static final int SMALL_READ_ATTEMPTS = 3;
 
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
         Attributes found = namespace.object(bucket, key);
@@ -386,29 +347,85 @@ final class S3Operations {
             serveObject(exchange, found, null, withBody); // HEAD needs no open file: it answers from one consistent stat
             return;
         }
-        // Open before answering: an open file stays readable (and unchanged: PUT replaces, never rewrites) until closed.
-        for (int attempt = 1; ; attempt++) {
-            PlinthFile file;
-            try {
-                file = client().open(found.inodeId(), false);
-            } catch (PlinthException e) {
-                if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.STALE_HANDLE || attempt == REPLACED_RETRIES_MAX) {
-                    throw S3Namespace.translate(e);
+        for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {
+            ByteBuf whole = readSmall(found);
+            if (whole != null) {
+                try {
+                    serveObject(exchange, found, (offset, length) -> whole.retainedSlice((int) offset, length), true);
+                } finally {
+                    whole.release();
                 }
-                found = namespace.object(bucket, key);
-                continue;
-            }
-            try (file) {
-                serveObject(exchange, file.attributes(), file, withBody);
                 return;
-            } catch (PlinthException e) {
-                throw S3Namespace.translate(e);
+            }
+            found = namespace.object(bucket, key); // replaced or removed while it was read: look again
+        }
+        try (PlinthFile file = namespace.openObject(bucket, key)) {
+            serveObject(exchange, file.attributes(), (offset, length) -> readPiece(file, offset, length), true);
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        }
+    }
+
+    /**
+     * The whole of a small file, read without opening it, or null if the file changed or went away
+     * meanwhile. Sound because a file's chunks are freed only after the file is removed and inode
+     * ids are never reused: if the file still exists unchanged after the read, nothing it read was
+     * freed or rewritten (a writer settles size and mtime at close, as close-to-open promises).
+     */
+    private ByteBuf readSmall(Attributes attributes) {
+        int size = (int) attributes.sizeBytes();
+        ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(size, 1));
+        boolean kept = false;
+        try {
+            if (size > 0) {
+                try (PlinthFile file = client().openUncounted(attributes)) {
+                    java.nio.ByteBuffer target = whole.nioBuffer(0, size);
+                    if (ObjectIo.readFully(file, 0, target) < size) {
+                        return null;
+                    }
+                }
+                Attributes after = client().getAttr(attributes.inodeId());
+                if (after.sizeBytes() != attributes.sizeBytes() || after.mtimeNanos() != attributes.mtimeNanos()) {
+                    return null;
+                }
+            }
+            whole.writerIndex(size);
+            kept = true;
+            return whole;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.STALE_HANDLE) {
+                return null;
+            }
+            throw S3Namespace.translate(e);
+        } finally {
+            if (!kept) {
+                whole.release();
             }
         }
     }
 
-    /** Answers a GET or HEAD of an object: {@code file} open on it (null for a directory key or a HEAD). */
-    private void serveObject(S3Exchange exchange, Attributes attributes, PlinthFile file, boolean withBody) {
+    /** {@code length} bytes of an open file from {@code offset}, in a buffer the caller owns. */
+    private static ByteBuf readPiece(PlinthFile file, long offset, int length) {
+        ByteBuf piece = PooledByteBufAllocator.DEFAULT.directBuffer(length);
+        try {
+            if (ObjectIo.readFully(file, offset, piece.nioBuffer(0, length)) < length) {
+                throw new S3Exception(S3Error.INTERNAL_ERROR, "the object shrank while it was read");
+            }
+            piece.writerIndex(length);
+            return piece;
+        } catch (RuntimeException e) {
+            piece.release();
+            throw e;
+        }
+    }
+
+    /** Where the bytes of a GET come from: a piece at a time, each a buffer the caller then owns. */
+    private interface ObjectBytes {
+        ByteBuf read(long offset, int length);
+    }
+
+    /** Answers a GET or HEAD of an object whose bytes come from {@code bytes} (null for a directory key or a HEAD). */
+    private void serveObject(S3Exchange exchange, Attributes attributes, ObjectBytes bytes, boolean withBody) {
         ObjectRecord record = attributes.isDirectory() ? null : namespace.record(attributes.inodeId());
         long size = attributes.isDirectory() ? 0 : attributes.sizeBytes();
         String etag = attributes.isDirectory() ? "d41d8cd98f00b204e9800998ecf8427e" : S3Namespace.etag(attributes, record);
@@ -460,32 +477,9 @@ final class S3Operations {
             return;
         }
         exchange.startStream(status, headers, end - start);
-        long offset = start;
-        while (offset < end) {
+        for (long offset = start; offset < end; ) {
             int length = (int) Math.min(ObjectIo.PIECE_BYTES, end - offset);
-            ByteBuf piece = PooledByteBufAllocator.DEFAULT.directBuffer(length);
-            boolean sent = false;
-            try {
-                java.nio.ByteBuffer target = piece.nioBuffer(0, length);
-                int total = 0;
-                while (total < length) {
-                    int n = file.read(offset + total, target);
-                    if (n <= 0) {
-                        break;
-                    }
-                    total += n;
-                }
-                if (total < length) {
-                    throw new S3Exception(S3Error.INTERNAL_ERROR, "the object shrank while it was read");
-                }
-                piece.writerIndex(length);
-                exchange.streamChunk(piece);
-                sent = true;
-            } finally {
-                if (!sent) {
-                    piece.release();
-                }
-            }
+            exchange.streamChunk(bytes.read(offset, length));
             offset += length;
         }
         exchange.endStream();
@@ -546,55 +540,36 @@ final class S3Operations {
     }
 
     void copyObject(S3Exchange exchange, InputStream body, String bucket, String key) {
-        namespace.bucket(bucket);
         CopySource source = CopySource.parse(exchange.header("x-amz-copy-source"));
-        Attributes sourceAttributes = namespace.object(source.bucket(), source.key());
-        if (sourceAttributes.isDirectory()) {
-            throw new S3Exception(S3Error.INVALID_REQUEST, "the copy source is a directory");
-        }
-        ObjectRecord sourceRecord = namespace.record(sourceAttributes.inodeId());
-        String sourceEtag = S3Namespace.etag(sourceAttributes, sourceRecord);
-        if (Conditions.checkCopySource(exchange, sourceEtag, sourceAttributes.mtimeNanos() / 1_000_000)) {
-            throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
-        }
         boolean replace = "REPLACE".equalsIgnoreCase(exchange.header("x-amz-metadata-directive"));
         String path = namespace.objectPath(bucket, key);
         if (!replace && path.equals(namespace.objectPath(source.bucket(), source.key()))) {
             throw new S3Exception(S3Error.INVALID_REQUEST,
                     "this copy request is illegal because it is trying to copy an object to itself without changing its metadata");
         }
-        ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord;
-        String directory = path.substring(0, path.lastIndexOf('/'));
-        if (!directory.equals(namespace.bucketPath(bucket))) {
-            namespace.mkdirs(directory);
-        }
-        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
-        boolean committed = false;
-        try {
-            java.security.MessageDigest md5 = S3Namespace.md5();
-            Attributes attributes;
-            try (PlinthFile target = temporary.file(); PlinthFile from = client().open(sourceAttributes.inodeId(), false)) {
-                ObjectIo.copy(from, 0, sourceAttributes.sizeBytes(), target, 0, md5);
-                target.close();
-                attributes = target.attributes();
+        try (PlinthFile from = namespace.openObject(source.bucket(), source.key())) {
+            Attributes sourceAttributes = from.attributes();
+            ObjectRecord sourceRecord = namespace.record(sourceAttributes.inodeId());
+            String sourceEtag = S3Namespace.etag(sourceAttributes, sourceRecord);
+            if (Conditions.checkCopySource(exchange, sourceEtag, sourceAttributes.mtimeNanos() / 1_000_000)) {
+                throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
             }
-            String etag = HexFormat.of().formatHex(md5.digest());
-            namespace.setRecord(attributes.inodeId(), template.withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
-            rename(temporary.path(), path, false);
-            committed = true;
-            exchange.respondXml(200, Xml.document("CopyObjectResult").element("LastModified", Http.isoDate(attributes.mtimeNanos() / 1_000_000))
-                    .element("ETag", "\"" + etag + "\"").end("CopyObjectResult"));
+            ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord;
+            S3Namespace.Written written = namespace.writeObject(namespace.objectDirectory(bucket, key), Names.lastName(path), template, false,
+                    target -> copyRange(from, 0, sourceAttributes.sizeBytes(), target));
+            exchange.respondXml(200, Xml.document("CopyObjectResult")
+                    .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + written.etag() + "\"").end("CopyObjectResult"));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
-        } finally {
-            if (!committed) {
-                try {
-                    client().delete(temporary.path());
-                } catch (RuntimeException e) {
-                    // never listed
-                }
-            }
         }
+    }
+
+    /** Copies bytes [start, end) of {@code from} to the start of {@code target}; returns their MD5 in hex. */
+    private static String copyRange(PlinthFile from, long start, long end, PlinthFile target) {
+        java.security.MessageDigest md5 = S3Namespace.md5();
+        ObjectIo.copy(from, start, end - start, target, 0, md5);
+        return HexFormat.of().formatHex(md5.digest());
     }
 
     /** x-amz-copy-source: "bucket/key" or "/bucket/key", URL-encoded, maybe with ?versionId. */
@@ -634,13 +609,16 @@ final class S3Operations {
         static final String XATTR = "trusted.plinth.s3.upload";
     }
 
-    private UploadRecord upload(String bucket, String uploadId) {
+    /** An upload in progress and the directory its parts are in. */
+    private record Upload(UploadRecord record, Attributes directory) {}
+
+    private Upload upload(String bucket, String uploadId) {
         String path = uploadPath(bucket, uploadId);
         try {
             Attributes attributes = client().stat(path);
             byte[] value = ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT)
                     .call(() -> client().getXattr(attributes.inodeId(), UploadRecord.XATTR));
-            return dev.plinth.common.codec.RecordCodec.decode(UploadRecord.class, value);
+            return new Upload(dev.plinth.common.codec.RecordCodec.decode(UploadRecord.class, value), attributes);
         } catch (PlinthException e) {
             if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NO_ATTRIBUTE) {
                 throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload does not exist (completed or aborted?)");
@@ -695,71 +673,56 @@ final class S3Operations {
         return String.format("part-%05d", number);
     }
 
+    /** What a part file records: its ETag only (the object's headers come from the upload). */
+    private static final ObjectRecord PART_TEMPLATE = new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, null, null, null);
+
     void uploadPart(S3Exchange exchange, InputStream body, String bucket, String key) {
         namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
-        UploadRecord upload = upload(bucket, uploadId);
-        if (!upload.key().equals(key)) {
+        Upload upload = upload(bucket, uploadId);
+        if (!upload.record().key().equals(key)) {
             throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
         }
         int number = partNumber(exchange);
-        String directory = uploadPath(bucket, uploadId);
-        String etag;
         if (exchange.header("x-amz-copy-source") != null) {
-            etag = uploadPartCopy(exchange, directory, number);
-            exchange.respondXml(200, Xml.document("CopyPartResult").element("LastModified", Http.isoDate(System.currentTimeMillis()))
-                    .element("ETag", "\"" + etag + "\"").end("CopyPartResult"));
+            S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number);
+            exchange.respondXml(200, Xml.document("CopyPartResult")
+                    .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + written.etag() + "\"").end("CopyPartResult"));
             return;
         }
         long length = contentLength(exchange);
         if (length < 0) {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
         }
-        etag = writeObject(checkedBody(exchange, body), length, new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, null, null, null),
-                directory, directory + "/" + partName(number), false, null);
+        InputStream checked = checkedBody(exchange, body);
+        String etag = namespace.writeObject(upload.directory(), partName(number), PART_TEMPLATE, false,
+                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
         exchange.respond(200, headers, null);
     }
 
-    private String uploadPartCopy(S3Exchange exchange, String directory, int number) {
+    private S3Namespace.Written uploadPartCopy(S3Exchange exchange, Attributes directory, int number) {
         CopySource source = CopySource.parse(exchange.header("x-amz-copy-source"));
-        Attributes sourceAttributes = namespace.object(source.bucket(), source.key());
-        long start = 0;
-        long end = sourceAttributes.sizeBytes();
-        String range = exchange.header("x-amz-copy-source-range");
-        if (range != null) {
-            long[] parsed = Conditions.range(range, sourceAttributes.sizeBytes());
-            if (parsed == null) {
-                throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad x-amz-copy-source-range");
-            }
-            start = parsed[0];
-            end = parsed[1];
-        }
-        S3Namespace.Temporary temporary = namespace.createTemporary(directory);
-        boolean committed = false;
-        try {
-            java.security.MessageDigest md5 = S3Namespace.md5();
-            Attributes attributes;
-            try (PlinthFile target = temporary.file(); PlinthFile from = client().open(sourceAttributes.inodeId(), false)) {
-                ObjectIo.copy(from, start, end - start, target, 0, md5);
-                target.close();
-                attributes = target.attributes();
-            }
-            String etag = HexFormat.of().formatHex(md5.digest());
-            namespace.setRecord(attributes.inodeId(), new ObjectRecord(ObjectRecord.FORMAT_VERSION, etag, attributes.sizeBytes(),
-                    attributes.mtimeNanos(), null, null, null));
-            rename(temporary.path(), directory + "/" + partName(number), false);
-            committed = true;
-            return etag;
-        } finally {
-            if (!committed) {
-                try {
-                    client().delete(temporary.path());
-                } catch (RuntimeException e) {
-                    // never listed
+        try (PlinthFile from = namespace.openObject(source.bucket(), source.key())) {
+            long size = from.attributes().sizeBytes();
+            long start = 0;
+            long end = size;
+            String range = exchange.header("x-amz-copy-source-range");
+            if (range != null) {
+                long[] parsed = Conditions.range(range, size);
+                if (parsed == null) {
+                    throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad x-amz-copy-source-range");
                 }
+                start = parsed[0];
+                end = parsed[1];
             }
+            long first = start;
+            long last = end;
+            return namespace.writeObject(directory, partName(number), PART_TEMPLATE, false, target -> copyRange(from, first, last, target));
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
         }
     }
 
@@ -813,7 +776,7 @@ final class S3Operations {
         List<String[]> uploads = new ArrayList<>();
         for (DirEntry entry : entries) {
             try {
-                UploadRecord record = upload(bucket, entry.name());
+                UploadRecord record = upload(bucket, entry.name()).record();
                 if (record.key().startsWith(prefix)) {
                     uploads.add(new String[] {record.key(), entry.name(), Http.isoDate(record.initiatedMillis()), String.valueOf(record.ownerUid())});
                 }
@@ -860,8 +823,8 @@ final class S3Operations {
     void completeMultipartUpload(S3Exchange exchange, InputStream body, String bucket, String key) {
         namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
-        UploadRecord upload = upload(bucket, uploadId);
-        if (!upload.key().equals(key)) {
+        Upload upload = upload(bucket, uploadId);
+        if (!upload.record().key().equals(key)) {
             throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
         }
         Element root = Xml.parse(body);
@@ -902,54 +865,34 @@ final class S3Operations {
             }
         }
         String path = namespace.objectPath(bucket, key);
-        String target = path.substring(0, path.lastIndexOf('/'));
-        if (!target.equals(namespace.bucketPath(bucket))) {
-            namespace.mkdirs(target);
-        }
+        Attributes target = namespace.objectDirectory(bucket, key);
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("Content-Type", "application/xml");
         exchange.startStream(200, headers, -1);
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(Xml.HEADER, StandardCharsets.UTF_8));
         String result;
         try {
-            java.security.MessageDigest etags = S3Namespace.md5();
-            S3Namespace.Temporary temporary = namespace.createTemporary(target);
-            boolean committed = false;
-            try {
+            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), upload.record().template(), false, file -> {
+                java.security.MessageDigest etags = S3Namespace.md5();
                 long offset = 0;
                 long lastKeepAlive = System.nanoTime();
-                Attributes attributes;
-                try (PlinthFile file = temporary.file()) {
-                    for (Part part : chosen) {
-                        etags.update(HexFormat.of().parseHex(part.etag().contains("-") ? "00000000000000000000000000000000" : part.etag()));
-                        try (PlinthFile from = client().open(part.attributes().inodeId(), false)) {
-                            ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null);
-                        }
-                        offset += part.attributes().sizeBytes();
-                        if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
-                            exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(" ", StandardCharsets.US_ASCII));
-                            lastKeepAlive = System.nanoTime();
-                        }
+                for (Part part : chosen) {
+                    etags.update(HexFormat.of().parseHex(part.etag()));
+                    try (PlinthFile from = client().open(part.attributes().inodeId(), false)) {
+                        ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null);
                     }
-                    file.close();
-                    attributes = file.attributes();
-                }
-                String etag = HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
-                namespace.setRecord(attributes.inodeId(), upload.template().withVersion(etag, attributes.sizeBytes(), attributes.mtimeNanos()));
-                rename(temporary.path(), path, false);
-                committed = true;
-                result = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
-                        .element("Key", key).element("ETag", "\"" + etag + "\"").end("CompleteMultipartUploadResult").substring(Xml.HEADER.length());
-            } finally {
-                if (!committed) {
-                    try {
-                        client().delete(temporary.path());
-                    } catch (RuntimeException e) {
-                        // never listed
+                    offset += part.attributes().sizeBytes();
+                    if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
+                        exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(" ", StandardCharsets.US_ASCII));
+                        lastKeepAlive = System.nanoTime();
                     }
                 }
-            }
+                return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
+            });
             removeUpload(directory);
+            result = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
+                    .element("Key", key).element("ETag", "\"" + written.etag() + "\"").end("CompleteMultipartUploadResult")
+                    .substring(Xml.HEADER.length());
         } catch (S3Exception e) {
             result = Xml.error(e.error().code(), e.getMessage(), exchange.resource(), exchange.requestId()).substring(Xml.HEADER.length());
         } catch (PlinthException e) {
@@ -960,7 +903,4 @@ final class S3Operations {
         exchange.endStream();
     }
 
-    static HttpHeaders noHeaders() {
-        return new DefaultHttpHeaders();
-    }
 }
