@@ -62,6 +62,41 @@ class NamespaceTest {
         }
     }
 
+    /** Publish: close, mtime, xattrs and rename in one change, all or nothing. */
+    @Test
+    void publishPutsAWrittenFileInPlaceAtomically() {
+        Attributes dir = root.mkdirs("/publish", 0777);
+        writeFile(root, "/publish/target", "old");
+        try (PlinthClient alice = cluster.client(new Credentials(4242, 4242, List.of()))) {
+            PlinthFile file = alice.createAndOpen(dir.inodeId(), ".tmp-1", 0644, true, null).file();
+            file.write(0, ByteBuffer.wrap("new content".getBytes(StandardCharsets.UTF_8)));
+            // a refused publish (noReplace over an existing name) changes nothing and keeps the handle open
+            fails(ErrorCode.ALREADY_EXISTS, () -> file.publish(dir.inodeId(), ".tmp-1", "target", true, 1_000_000_000L,
+                    List.of(new MetaMessages.Xattr("user.k", new byte[] {1}))));
+            assertThat(readFile(root, "/publish/target")).isEqualTo("old");
+            assertThat(root.exists("/publish/.tmp-1")).isTrue();
+            fails(ErrorCode.NO_ATTRIBUTE, () -> root.getXattr(root.stat("/publish/.tmp-1").inodeId(), "user.k"));
+            Attributes published = file.publish(dir.inodeId(), ".tmp-1", "target", false, 1_234_000_000L,
+                    List.of(new MetaMessages.Xattr("user.k", new byte[] {7})));
+            assertThat(published.sizeBytes()).isEqualTo(11);
+            assertThat(published.mtimeNanos()).isEqualTo(1_234_000_000L);
+            assertThat(root.exists("/publish/.tmp-1")).isFalse();
+            assertThat(readFile(root, "/publish/target")).isEqualTo("new content");
+            assertThat(root.getXattr(root.stat("/publish/target").inodeId(), "user.k")).containsExactly(7);
+            file.close(); // already closed by the publish: a no-op
+            // only the owner publishes
+            PlinthFile others = root.createAndOpen(dir.inodeId(), ".tmp-2", 0666, true, null).file();
+            try (PlinthClient bob = cluster.client(new Credentials(4343, 4343, List.of()));
+                 PlinthFile writable = bob.open(root.stat("/publish/.tmp-2").inodeId(), true)) {
+                fails(ErrorCode.OPERATION_NOT_PERMITTED, () -> writable.publish(dir.inodeId(), ".tmp-2", "target", false, 1, List.of()));
+                fails(ErrorCode.BAD_DESCRIPTOR, () -> bob.openUncounted(root.stat("/publish/.tmp-2"))
+                        .publish(dir.inodeId(), ".tmp-2", "target", false, 1, List.of()));
+            }
+            others.close();
+            assertThat(readFile(root, "/publish/target")).isEqualTo("new content");
+        }
+    }
+
     @Test
     void invalidNamesAreRejected() {
         long rootId = InodeId.ROOT;

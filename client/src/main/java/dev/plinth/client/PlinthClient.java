@@ -399,6 +399,12 @@ public final class PlinthClient implements AutoCloseable {
         }
     }
 
+    Attributes publish(long inodeId, long writtenEndBytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs, long parentId, String sourceName,
+                       String targetName, boolean noReplace) {
+        return this.<AttributesReply>meta(new MetaMessages.Publish(header(), inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName,
+                targetName, noReplace)).attributes();
+    }
+
     Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release) {
         return this.<AttributesReply>meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release)).attributes();
     }

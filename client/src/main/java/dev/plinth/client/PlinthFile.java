@@ -324,6 +324,31 @@ public final class PlinthFile implements AutoCloseable {
         return attributes;
     }
 
+    /**
+     * Ends this handle by putting its file in place with one metadata change (see
+     * {@link MetaMessages.Publish}): waits for the writes, then settles and closes the file, sets
+     * its mtime and {@code xattrs}, and renames {@code sourceName} (this file's name in directory
+     * {@code parentId}) over {@code targetName}. On failure the handle stays open, so
+     * {@link #close()} still releases it.
+     */
+    public synchronized Attributes publish(long parentId, String sourceName, String targetName, boolean noReplace, long mtimeNanos,
+                                           List<MetaMessages.Xattr> xattrs) {
+        checkOpen();
+        if (!writable) {
+            throw new PlinthException(ErrorCode.BAD_DESCRIPTOR, "publish needs a handle opened for writing");
+        }
+        drainWrites();
+        PlinthException failure = writeFailure;
+        if (failure != null) {
+            throw new PlinthException(failure.code(), "a write failed: " + failure.detail(), failure);
+        }
+        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace);
+        wrote = false;
+        closed = true;
+        dropAllReadUnits();
+        return attributes;
+    }
+
     /** Cuts or extends the file to {@code newSize} bytes. */
     public synchronized void truncate(long newSize) {
         checkOpen();

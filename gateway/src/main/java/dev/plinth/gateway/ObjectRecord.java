@@ -10,7 +10,8 @@ import java.util.List;
  */
 record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNanos, String contentType, List<Header> headers,
                     List<Header> userMetadata) {
-    static final String XATTR = "trusted.plinth.s3";
+    /** In user.* so that the object's owner can write it in the same change that publishes the file; readable through the mount. */
+    static final String XATTR = "user.plinth.s3";
     static final int FORMAT_VERSION = 1;
 
     record Header(String name, String value) {}

@@ -7,6 +7,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.codec.RecordCodec;
+import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -157,9 +158,6 @@ final class S3Namespace {
         }
     }
 
-    void setRecord(long inodeId, ObjectRecord record) {
-        ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).run(() -> client.setXattr(inodeId, ObjectRecord.XATTR, RecordCodec.encode(record), 0));
-    }
 
     /**
      * The ETag of a file: the stored MD5-based one while the file is as S3 wrote it, else one
@@ -230,32 +228,43 @@ final class S3Namespace {
      */
     Written writeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
         String hidden = HIDDEN_PREFIX + "put-" + UUID.randomUUID();
-        boolean committed = false;
+        PlinthFile file = null;
+        boolean published = false;
         try {
-            Written written;
-            try (PlinthFile file = client.createAndOpen(directory.inodeId(), hidden, 0644, true, null).file()) {
-                String etag = content.write(file);
-                file.close();
-                written = new Written(etag, file.attributes());
-            }
-            setRecord(written.attributes().inodeId(), template.withVersion(written.etag(), written.attributes().sizeBytes(),
-                    written.attributes().mtimeNanos()));
-            client.rename(directory.inodeId(), hidden, directory.inodeId(), name, onlyIfAbsent);
-            committed = true;
-            return written;
+            file = client.createAndOpen(directory.inodeId(), hidden, 0644, true, null).file();
+            String etag = content.write(file);
+            // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
+            long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
+            ObjectRecord record = template.withVersion(etag, file.size(), mtimeNanos);
+            Attributes attributes = file.publish(directory.inodeId(), hidden, name, onlyIfAbsent, mtimeNanos,
+                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))));
+            published = true;
+            return new Written(etag, attributes);
         } catch (PlinthException e) {
             if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
                 throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
             }
             throw translate(e);
         } finally {
-            if (!committed) {
-                try {
-                    client.unlink(directory.inodeId(), hidden);
-                } catch (RuntimeException e) {
-                    // best effort: a hidden leftover is never listed
-                }
+            if (!published) {
+                discard(file, directory, hidden);
             }
+        }
+    }
+
+    /** Best effort: a hidden leftover is never listed. */
+    private void discard(PlinthFile file, Attributes directory, String hidden) {
+        try {
+            if (file != null) {
+                file.close();
+            }
+        } catch (RuntimeException e) {
+            // a failed write is reported by the caller already
+        }
+        try {
+            client.unlink(directory.inodeId(), hidden);
+        } catch (RuntimeException e) {
+            // not created, or gone
         }
     }
 

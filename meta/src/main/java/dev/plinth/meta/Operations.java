@@ -7,6 +7,7 @@ import dev.plinth.meta.ops.Locks;
 import dev.plinth.meta.ops.Lookup;
 import dev.plinth.meta.ops.Mkdir;
 import dev.plinth.meta.ops.OpenClose;
+import dev.plinth.meta.ops.Publish;
 import dev.plinth.meta.ops.ReadDir;
 import dev.plinth.meta.ops.ReadLink;
 import dev.plinth.meta.ops.Rename;
@@ -48,6 +49,7 @@ final class Operations {
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
             case MetaMessages.ExpireSessions request -> Sessions.expire(namespace, request);
             case MetaMessages.SetLock request -> Locks.set(namespace, request);
+            case MetaMessages.Publish request -> Publish.apply(namespace, request);
             case MetaMessages.PurgeRemoved request -> {
                 request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
                 yield HandshakeMessages.EMPTY;

@@ -64,5 +64,6 @@ final class Messages {
         registry.register(136, MetaMessages.ExpireSessions.class, Empty.class);
         registry.register(137, MetaMessages.PurgeRemoved.class, Empty.class);
         registry.register(138, MetaMessages.SetLock.class, MetaMessages.LockReply.class);
+        registry.register(139, MetaMessages.Publish.class, MetaMessages.AttributesReply.class);
     }
 }

@@ -22,7 +22,7 @@ public final class MetaMessages {
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
-            SetLock {
+            SetLock, Publish {
         OpHeader header();
     }
 
@@ -149,6 +149,20 @@ public final class MetaMessages {
      */
     public record Close(OpHeader header, long inodeId, long writtenEndBytes, boolean wrote, boolean release)
             implements Mutation {}
+
+    /** An extended attribute: name and value. */
+    public record Xattr(String name, byte[] value) {}
+
+    /**
+     * Puts a file that was written under a temporary name in place, as one change: settles and
+     * ends the caller's open as {@link Close} does, sets mtime to {@code mtimeNanos} (so the writer
+     * knows it, e.g. to record it beside a checksum), sets {@code xattrs}, and renames
+     * {@code sourceName} over {@code targetName} in directory {@code parentId} ({@code noReplace}:
+     * EEXIST instead). All or nothing: what an S3 PUT, and any "write a temporary file, then
+     * rename it" writer, needs. The caller must own the file.
+     */
+    public record Publish(OpHeader header, long inodeId, long writtenEndBytes, long mtimeNanos, List<Xattr> xattrs, long parentId,
+                          String sourceName, String targetName, boolean noReplace) implements Mutation {}
 
     /** Sets a directory's default layout, or the layout of a file that has no data yet. */
     public record SetLayout(OpHeader header, long inodeId, Layout layout) implements Mutation {}
