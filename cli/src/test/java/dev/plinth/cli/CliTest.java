@@ -43,6 +43,12 @@ class CliTest {
                 // subcommand verbs: options go after the verb
                 String verb = all.remove(3);
                 all.add(1, verb);
+            } else if (all.get(0).equals("s3")) {
+                // s3 keys VERB: options go after both
+                String verb = all.remove(4);
+                String group = all.remove(3);
+                all.add(1, group);
+                all.add(2, verb);
             }
         }
         PrintStream out = System.out;
@@ -108,5 +114,28 @@ class CliTest {
         assertThat(plinth("pool", "create", "fast").err()).contains("file exists");
         assertThat(plinth("df").out()).contains("target1").contains("filesystem");
         assertThat(plinth("settings").out()).contains("layout.stripe-count");
+    }
+
+    @Test
+    void s3KeysAreManagedFromTheCli() throws Exception {
+        Path secret = Files.writeString(directory.resolve("secret"), "a-secret-of-enough-length\n");
+        Path credentials = directory.resolve("alice-credentials");
+        Result created = plinth("s3", "keys", "create", "--uid", "1500", "--groups", "20,30", "--access-key", "ALICEKEY",
+                "--secret-key-file", secret.toString(), "--description", "alice's notebooks", "--credentials-file", credentials.toString());
+        assertThat(created.exitCode()).as(created.err()).isZero();
+        assertThat(created.out()).contains("aws_access_key_id = ALICEKEY").contains("acts as uid 1500, gid 1500, groups [20, 30]");
+        assertThat(dev.plinth.gateway.S3Credentials.read(credentials)).isEqualTo(new dev.plinth.gateway.S3Credentials.KeyPair("ALICEKEY", "a-secret-of-enough-length"));
+        assertThat(Files.getPosixFilePermissions(credentials)).containsExactlyInAnyOrder(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        Result generated = plinth("s3", "keys", "create", "--uid", "1600", "--json");
+        assertThat(generated.out()).contains("\"uid\":1600").contains("\"secret_access_key\":\"");
+        Result listed = plinth("s3", "keys", "list");
+        assertThat(listed.out()).contains("ALICEKEY").contains("alice's notebooks").doesNotContain("a-secret-of-enough-length");
+        assertThat(plinth("s3", "keys", "list", "--json").out()).contains("\"access_key_id\":\"ALICEKEY\"").doesNotContain("secret");
+        assertThat(plinth("s3", "keys", "create", "--uid", "1", "--access-key", "ALICEKEY").err()).contains("file exists");
+        assertThat(plinth("s3", "keys", "create", "--uid", "1", "--access-key", "bad key!").exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(plinth("s3", "keys", "delete", "ALICEKEY").exitCode()).isZero();
+        assertThat(plinth("s3", "keys", "list").out()).doesNotContain("ALICEKEY");
+        assertThat(plinth("s3", "keys", "delete", "ALICEKEY").err()).contains("no access key");
     }
 }

@@ -205,6 +205,42 @@ class S3ClientsTest {
         return all;
     }
 
+    // ---- `plinth gateway`: a gateway in its own process, as on a gateway node
+
+    @Test
+    void standaloneGatewayProcess() throws Exception {
+        String javaCommand = ProcessHandle.current().info().command().orElseThrow();
+        Process gateway = new ProcessBuilder(javaCommand, "-Xmx256m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
+                "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main", "gateway",
+                "--server", cluster.server().rpcAddress().toString(), "--secret-file", cluster.server().secretFile().toString(),
+                "--listen", "127.0.0.1:0").redirectErrorStream(true).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(gateway.getInputStream(), StandardCharsets.UTF_8));
+            String url = null;
+            while (url == null) {
+                String line = out.readLine();
+                if (line == null) {
+                    break;
+                }
+                System.out.println("gateway: " + line);
+                java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("s3:\\s+(http://\\S+)").matcher(line);
+                if (matcher.find()) {
+                    url = matcher.group(1);
+                }
+            }
+            assertThat(url).as("the gateway printed its address").isNotNull();
+            List<String> command = new ArrayList<>(List.of("/usr/bin/aws", "--endpoint-url", url, "s3", "mb", "s3://standalone"));
+            TestProcesses.run(command, awsEnvironment(), LIMIT);
+            command = new ArrayList<>(List.of("/usr/bin/aws", "--endpoint-url", url, "s3", "ls"));
+            assertThat(TestProcesses.run(command, awsEnvironment(), LIMIT)).contains("standalone");
+            assertThat(cluster.client().exists("/standalone")).isTrue();
+        } finally {
+            gateway.destroy(); // SIGTERM: stops cleanly
+            assertThat(gateway.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(gateway.exitValue()).isIn(0, 143);
+    }
+
     // ---- the same files through a FUSE mount
 
     @Test

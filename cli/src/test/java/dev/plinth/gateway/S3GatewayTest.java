@@ -511,6 +511,73 @@ class S3GatewayTest {
         }
     }
 
+    /** A second gateway over the same cluster, with other settings. */
+    private S3Gateway extraGateway(Map<String, String> settings) {
+        dev.plinth.common.Config config = MiniCluster.testConfig();
+        for (Map.Entry<String, String> setting : settings.entrySet()) {
+            config = config.with(setting.getKey(), setting.getValue());
+        }
+        return S3Gateway.start(plinth, config, new dev.plinth.wire.HostPort("127.0.0.1", 0));
+    }
+
+    @Test
+    void tlsWithAGivenCertificate() throws Exception {
+        Path certificate = directory.resolve("cert.pem");
+        Path key = directory.resolve("key.pem");
+        dev.plinth.server.TestProcesses.run(List.of("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.toString(),
+                "-out", certificate.toString(), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+                Duration.ofMinutes(1));
+        s3.createBucket(b -> b.bucket("tls"));
+        java.security.KeyStore trusted = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+        trusted.load(null, null);
+        try (var in = java.nio.file.Files.newInputStream(certificate)) {
+            trusted.setCertificateEntry("plinth", java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        javax.net.ssl.TrustManagerFactory trust = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(trusted);
+        S3Credentials.KeyPair owner = S3Testing.ownerKey(cluster);
+        try (S3Gateway tls = extraGateway(Map.of("s3.tls-certificate-file", certificate.toString(), "s3.tls-key-file", key.toString()));
+             S3Client overTls = S3Client.builder().endpointOverride(URI.create("https://" + tls.address())).region(Region.US_EAST_1)
+                     .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(owner.accessKeyId(), owner.secretKey())))
+                     .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                     .httpClient(software.amazon.awssdk.http.apache5.Apache5HttpClient.builder().tlsTrustManagersProvider(trust::getTrustManagers).build())
+                     .build()) {
+            assertThat(tls.tls()).isTrue();
+            byte[] data = randomBytes(300_000);
+            overTls.putObject(b -> b.bucket("tls").key("secret"), RequestBody.fromBytes(data));
+            assertThat(overTls.getObjectAsBytes(b -> b.bucket("tls").key("secret")).asByteArray()).isEqualTo(data);
+            // plain HTTP to the TLS port gets no S3 answer
+            assertThat(S3Testing.raw("http://" + tls.address(), "GET /tls/secret HTTP/1.1\r\nHost: x", null).errorCode()).isNull();
+        }
+        assertThatThrownBy(() -> extraGateway(Map.of("s3.tls-certificate-file", "/nonexistent.pem", "s3.tls-key-file", key.toString())))
+                .isInstanceOf(dev.plinth.common.PlinthException.class).hasMessageContaining("/nonexistent.pem");
+    }
+
+    @Test
+    void virtualHostStyleAndAnonymousReadsWhereConfigured() throws IOException {
+        s3.createBucket(b -> b.bucket("public-data"));
+        s3.putObject(b -> b.bucket("public-data").key("dir/readme.txt"), RequestBody.fromString("open to all"));
+        try (S3Gateway gateway = extraGateway(Map.of("s3.domain", "s3.test", "s3.anonymous-uid", "65534"))) {
+            String url = "http://" + gateway.address();
+            String host = "Host: public-data.s3.test:" + gateway.address().port();
+            // virtual-host style: the bucket is in the Host header, the key is the whole path
+            S3Testing.Response vhost = S3Testing.raw(url, "GET /dir/readme.txt HTTP/1.1\r\n" + host, null);
+            assertThat(vhost.status()).isEqualTo(200);
+            assertThat(vhost.text()).isEqualTo("open to all");
+            S3Testing.Response listing = S3Testing.raw(url, "GET /?list-type=2 HTTP/1.1\r\n" + host, null);
+            assertThat(listing.text()).contains("<Key>dir/readme.txt</Key>");
+            // anonymous callers act as uid 65534: they read what others may read, and write nothing of root's
+            S3Testing.Response write = S3Testing.raw(url, "PUT /public-data/new HTTP/1.1\r\nHost: x\r\nContent-Length: 1", new byte[] {1});
+            assertThat(write.errorCode()).isEqualTo("AccessDenied");
+            // signed requests work on the same gateway, path style too
+            String signed = S3Testing.signedHead(url, S3Testing.ownerKey(cluster), "GET", "/public-data/dir/readme.txt", Map.of(),
+                    SigV4.UNSIGNED_PAYLOAD);
+            assertThat(S3Testing.raw(url, signed, null).text()).isEqualTo("open to all");
+        }
+        // the main gateway has no anonymous access
+        assertThat(S3Testing.raw(endpoint, "GET /public-data/dir/readme.txt HTTP/1.1\r\nHost: x", null).errorCode()).isEqualTo("AccessDenied");
+    }
+
     /** PUT writes a hidden file and renames it into place: a reader sees all of the old object or all of the new one. */
     @Test
     void readersNeverSeeAHalfWrittenObject() throws Exception {

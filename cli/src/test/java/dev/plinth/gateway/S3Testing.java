@@ -21,18 +21,18 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3Configuration;
 
 /** What the gateway tests share: the gateway's key of a mini cluster, an SDK client, and raw HTTP requests for bad input. */
-final class S3Testing {
+public final class S3Testing {
     private S3Testing() {}
 
-    static S3Credentials.KeyPair ownerKey(MiniCluster cluster) {
+    public static S3Credentials.KeyPair ownerKey(MiniCluster cluster) {
         return S3Credentials.read(cluster.server().s3CredentialsFile());
     }
 
-    static String endpoint(MiniCluster cluster) {
+    public static String endpoint(MiniCluster cluster) {
         return cluster.server().s3Url();
     }
 
-    static S3Client sdk(String endpoint, S3Credentials.KeyPair key) {
+    public static S3Client sdk(String endpoint, S3Credentials.KeyPair key) {
         return S3Client.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(key.accessKeyId(), key.secretKey())))
                 .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build())

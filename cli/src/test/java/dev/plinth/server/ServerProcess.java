@@ -33,13 +33,21 @@ final class ServerProcess implements AutoCloseable {
 
     /** Starts on a given address, so that a restarted server is found where clients left it. */
     static ServerProcess start(Path data, Path log, String listen) throws IOException, InterruptedException {
+        return start(data, log, listen, List.of("-Xmx512m"));
+    }
+
+    /** Starts with the given JVM memory options (heap, direct memory). */
+    static ServerProcess start(Path data, Path log, String listen, List<String> memoryOptions) throws IOException, InterruptedException {
         Files.createDirectories(data);
         Path endpoints = data.resolve("endpoints.json");
         Files.deleteIfExists(endpoints);
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
+        List<String> command = new java.util.ArrayList<>(List.of(java));
+        command.addAll(memoryOptions);
+        command.addAll(List.of("-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main",
-                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"))
+                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"));
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
@@ -56,6 +64,19 @@ final class ServerProcess implements AutoCloseable {
         }
         process.destroyForcibly();
         throw new IllegalStateException("server did not start in 60 s; see " + log);
+    }
+
+    /** The S3 endpoint URL the server wrote to endpoints.json. */
+    String s3Url() throws IOException {
+        Matcher matcher = Pattern.compile("\"s3\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(data.resolve("endpoints.json")));
+        if (!matcher.find()) {
+            throw new IllegalStateException("no S3 endpoint in " + data.resolve("endpoints.json"));
+        }
+        return matcher.group(1);
+    }
+
+    Path dataDirectory() {
+        return data;
     }
 
     PlinthClient client(Config config) {
