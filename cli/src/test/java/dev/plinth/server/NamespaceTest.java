@@ -97,6 +97,45 @@ class NamespaceTest {
         }
     }
 
+    /** O_TMPFILE: an unnamed file lives while it is open, and Publish can give it a name. */
+    @Test
+    void unnamedFilesAreNamedByPublishOrGoAwayAtClose() {
+        Attributes dir = root.mkdirs("/unnamed", 0755);
+        writeFile(root, "/unnamed/target", "old");
+        long inodes = root.statFs().inodes();
+        PlinthFile abandoned = root.createUnnamed(dir.inodeId(), 0644, null);
+        abandoned.write(0, ByteBuffer.wrap(new byte[100_000]));
+        assertThat(root.list("/unnamed")).extracting(DirEntry::name).containsExactly("target");
+        assertThat(root.statFs().inodes()).isEqualTo(inodes + 1);
+        abandoned.close();
+        assertThat(root.statFs().inodes()).isEqualTo(inodes);
+        fails(ErrorCode.NOT_FOUND, () -> root.getAttr(abandoned.inodeId()));
+
+        PlinthFile file = root.createUnnamed(dir.inodeId(), 0644, null);
+        file.write(0, ByteBuffer.wrap("replacement".getBytes(StandardCharsets.UTF_8)));
+        fails(ErrorCode.ALREADY_EXISTS, () -> file.publish(dir.inodeId(), null, "target", true, 5_000_000_000L, List.of()));
+        assertThat(root.list("/unnamed")).extracting(DirEntry::name).containsExactly("target");
+        Attributes published = file.publish(dir.inodeId(), null, "target", false, 5_000_000_000L,
+                List.of(new MetaMessages.Xattr("user.etag", "abc".getBytes(StandardCharsets.UTF_8))));
+        assertThat(published.linkCount()).isEqualTo(1);
+        assertThat(published.mtimeNanos()).isEqualTo(5_000_000_000L);
+        assertThat(readFile(root, "/unnamed/target")).isEqualTo("replacement");
+        assertThat(root.statFs().inodes()).isEqualTo(inodes); // the old target went
+        try (PlinthFile unnamed = root.createUnnamed(dir.inodeId(), 0644, null)) {
+            // an unnamed file has no source name to rename
+            fails(ErrorCode.NOT_FOUND, () -> unnamed.publish(dir.inodeId(), "not-a-source", "x", false, 1, List.of()));
+        }
+        // a dead client's unnamed file goes with its session
+        PlinthClient doomed = cluster.client();
+        doomed.createUnnamed(dir.inodeId(), 0644, null).write(0, ByteBuffer.wrap(new byte[10]));
+        assertThat(root.statFs().inodes()).isGreaterThan(inodes);
+        doomed.close();
+        assertThat(root.statFs().inodes()).isEqualTo(inodes);
+        try (PlinthClient bob = cluster.client(new Credentials(4343, 4343, List.of()))) {
+            fails(ErrorCode.PERMISSION_DENIED, () -> bob.createUnnamed(dir.inodeId(), 0644, null));
+        }
+    }
+
     @Test
     void invalidNamesAreRejected() {
         long rootId = InodeId.ROOT;

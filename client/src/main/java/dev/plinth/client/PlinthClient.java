@@ -298,6 +298,16 @@ public final class PlinthClient implements AutoCloseable {
         return new OpenedFile(new PlinthFile(this, reply.attributes(), true), reply.created());
     }
 
+    /**
+     * A new file without a name in directory {@code parentId} (Linux's O_TMPFILE), open for
+     * writing: it goes away with its last close, or with this client's session, unless
+     * {@link PlinthFile#publish} gives it a name first. Needs write permission on the directory.
+     */
+    public PlinthFile createUnnamed(long parentId, int mode, Layout layout) {
+        CreateReply reply = meta(new MetaMessages.Create(header(), parentId, null, mode, true, layout, true, true));
+        return new PlinthFile(this, reply.attributes(), true);
+    }
+
     /** A file from {@link #createAndOpen}, and whether the call created it. */
     public record OpenedFile(PlinthFile file, boolean created) {}
 

@@ -328,8 +328,9 @@ public final class PlinthFile implements AutoCloseable {
      * Ends this handle by putting its file in place with one metadata change (see
      * {@link MetaMessages.Publish}): waits for the writes, then settles and closes the file, sets
      * its mtime and {@code xattrs}, and renames {@code sourceName} (this file's name in directory
-     * {@code parentId}) over {@code targetName}. On failure the handle stays open, so
-     * {@link #close()} still releases it.
+     * {@code parentId}; null for a file from {@link PlinthClient#createUnnamed}, which is linked
+     * there instead) over {@code targetName}. On failure the handle stays open, so
+     * {@link #close()} still releases it (and removes an unnamed file).
      */
     public synchronized Attributes publish(long parentId, String sourceName, String targetName, boolean noReplace, long mtimeNanos,
                                            List<MetaMessages.Xattr> xattrs) {

@@ -12,7 +12,6 @@ import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
@@ -20,7 +19,7 @@ import java.util.regex.Pattern;
  * {@code ROOT/b}, object {@code a/b/c} the file {@code ROOT/b/a/b/c}, and a key ending in '/' an
  * (empty) directory. Names that begin with {@value #HIDDEN_PREFIX} are the gateway's own (uploads
  * in progress) and are neither listed nor accepted as keys. Requests act as their key's uid/gid
- * ({@link PlinthClient#CALLER}); only the gateway's own metadata attribute is written as root.
+ * ({@link PlinthClient#CALLER}); only the gateway's own bookkeeping (multipart uploads) is written as root.
  */
 final class S3Namespace {
     static final String HIDDEN_PREFIX = ".plinth-s3-";
@@ -222,49 +221,27 @@ final class S3Namespace {
 
     /**
      * Makes {@code name} in {@code directory} a new object atomically: writes the content into a
-     * new hidden file there, records the ETag with the headers of {@code template}, and renames
-     * the file over {@code name}, so readers see the old object or the new one and never a mix.
-     * With {@code onlyIfAbsent} an existing name fails (If-None-Match: *). Nothing is left on failure.
+     * new unnamed file, then names it {@code name} with the ETag and the headers of
+     * {@code template} in one change ({@link PlinthFile#publish}), so readers see the old object or
+     * the new one and never a mix. With {@code onlyIfAbsent} an existing name fails
+     * (If-None-Match: *). Nothing is left on failure.
      */
     Written writeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
-        String hidden = HIDDEN_PREFIX + "put-" + UUID.randomUUID();
-        PlinthFile file = null;
-        boolean published = false;
-        try {
-            file = client.createAndOpen(directory.inodeId(), hidden, 0644, true, null).file();
+        // Unnamed until published: a failed PUT, or a gateway that dies mid-PUT, leaves nothing behind (the file goes
+        // with its last close, or with the gateway's session).
+        try (PlinthFile file = client.createUnnamed(directory.inodeId(), 0644, null)) {
             String etag = content.write(file);
             // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
             long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
             ObjectRecord record = template.withVersion(etag, file.size(), mtimeNanos);
-            Attributes attributes = file.publish(directory.inodeId(), hidden, name, onlyIfAbsent, mtimeNanos,
+            Attributes attributes = file.publish(directory.inodeId(), null, name, onlyIfAbsent, mtimeNanos,
                     List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))));
-            published = true;
             return new Written(etag, attributes);
         } catch (PlinthException e) {
             if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
                 throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
             }
             throw translate(e);
-        } finally {
-            if (!published) {
-                discard(file, directory, hidden);
-            }
-        }
-    }
-
-    /** Best effort: a hidden leftover is never listed. */
-    private void discard(PlinthFile file, Attributes directory, String hidden) {
-        try {
-            if (file != null) {
-                file.close();
-            }
-        } catch (RuntimeException e) {
-            // a failed write is reported by the caller already
-        }
-        try {
-            client.unlink(directory.inodeId(), hidden);
-        } catch (RuntimeException e) {
-            // not created, or gone
         }
     }
 

@@ -213,7 +213,7 @@ public final class MetaService implements AutoCloseable {
         if (mutation instanceof MetaMessages.Create create) {
             Layout template = create.layout() != null ? create.layout().validate() : effectiveLayout(create.parentId(), create.header());
             return new MetaMessages.Create(create.header(), create.parentId(), create.name(), create.mode(), create.exclusive(),
-                    placement.place(template.template(), clusterMap.get()), create.openForWrite());
+                    placement.place(template.template(), clusterMap.get()), create.openForWrite(), create.unnamed());
         }
         if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
             Layout layout = setLayout.layout().validate();

@@ -236,6 +236,16 @@ public final class Namespace {
         removeInode(inode);
     }
 
+    /** Marks a file with no links as an orphan: it is removed when its last opener closes it. */
+    public void addOrphan(InodeRecord inode) {
+        put(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()), new byte[0]);
+    }
+
+    /** A file that was an orphan got a name again. */
+    public void removeOrphan(InodeRecord inode) {
+        delete(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()));
+    }
+
     /** Deletes an inode with no links and no openers, queueing its chunks for removal. */
     public void removeInode(InodeRecord inode) {
         delete(MetaKeys.id(MetaKeys.INODE, inode.inodeId()));

@@ -20,6 +20,9 @@ public final class Create {
     private Create() {}
 
     public static CreateReply apply(Namespace namespace, MetaMessages.Create request) {
+        if (request.unnamed()) {
+            return unnamed(namespace, request);
+        }
         InodeRecord parent = NewEntry.writableParent(namespace, request.parentId(), request.name());
         DentryRecord existing = namespace.dentry(parent.inodeId(), request.name());
         if (existing != null) {
@@ -44,6 +47,24 @@ public final class Create {
         if (request.openForWrite()) {
             OpenClose.register(namespace, inode.inodeId());
         }
+        return new CreateReply(inode.toAttributes(), true);
+    }
+
+    /** O_TMPFILE: a file with no name, open for writing by the caller, needing write permission on the directory. */
+    private static CreateReply unnamed(Namespace namespace, MetaMessages.Create request) {
+        if (request.name() != null || !request.openForWrite()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "an unnamed file has no name and is opened for writing");
+        }
+        InodeRecord parent = namespace.directory(request.parentId());
+        namespace.check(parent, Namespace.WRITE | Namespace.EXECUTE);
+        if (parent.linkCount() == 0) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "directory was removed");
+        }
+        if (request.layout() == null || request.layout().chainIds().isEmpty()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a new file needs a placed layout");
+        }
+        InodeRecord inode = NewEntry.create(namespace, parent, null, FileType.FILE, request.mode(), request.layout().validate(), null);
+        OpenClose.register(namespace, inode.inodeId());
         return new CreateReply(inode.toAttributes(), true);
     }
 }

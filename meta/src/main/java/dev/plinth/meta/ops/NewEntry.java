@@ -24,6 +24,7 @@ final class NewEntry {
         return parent;
     }
 
+    /** A new inode named {@code name} in {@code parent}; with name null an unnamed file (see Create). */
     static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
                               String symlinkTarget) {
         long now = namespace.now();
@@ -37,10 +38,15 @@ final class NewEntry {
             permissions = 0777;
         }
         long inodeId = namespace.allocateInodeId();
+        int links = name == null ? 0 : type == FileType.DIRECTORY ? 2 : 1;
         InodeRecord inode = new InodeRecord(inodeId, type, permissions, namespace.caller().uid(), gid,
-                type == FileType.DIRECTORY ? 2 : 1, 0, now, now, now, 1, type == FileType.DIRECTORY ? parent.inodeId() : 0,
+                links, 0, now, now, now, 1, type == FileType.DIRECTORY ? parent.inodeId() : 0,
                 layout, symlinkTarget, 0);
         namespace.putInode(inode);
+        if (name == null) {
+            namespace.addOrphan(inode); // unnamed (O_TMPFILE): lives while it is open
+            return inode;
+        }
         namespace.putDentry(parent.inodeId(), name, new DentryRecord(inodeId, type));
         namespace.putInode(parent.withChildDelta(1, type == FileType.DIRECTORY ? 1 : 0, now));
         return inode;

@@ -94,11 +94,18 @@ public final class MetaMessages {
     /**
      * Creates a file; {@code layout} null means inherit the parent's default. {@code openForWrite}
      * also opens it for writing under the caller's session (open with O_CREAT in one change).
+     * {@code unnamed} (with openForWrite, name null) creates it without a name, like Linux's
+     * O_TMPFILE in directory {@code parentId}: an open orphan that goes away with its last close (or
+     * its session) unless {@link Publish} gives it a name first.
      */
     public record Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout,
-                         boolean openForWrite) implements Mutation {
+                         boolean openForWrite, boolean unnamed) implements Mutation {
         public Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout) {
-            this(header, parentId, name, mode, exclusive, layout, false);
+            this(header, parentId, name, mode, exclusive, layout, false, false);
+        }
+
+        public Create(OpHeader header, long parentId, String name, int mode, boolean exclusive, Layout layout, boolean openForWrite) {
+            this(header, parentId, name, mode, exclusive, layout, openForWrite, false);
         }
     }
 
@@ -154,12 +161,13 @@ public final class MetaMessages {
     public record Xattr(String name, byte[] value) {}
 
     /**
-     * Puts a file that was written under a temporary name in place, as one change: settles and
-     * ends the caller's open as {@link Close} does, sets mtime to {@code mtimeNanos} (so the writer
-     * knows it, e.g. to record it beside a checksum), sets {@code xattrs}, and renames
-     * {@code sourceName} over {@code targetName} in directory {@code parentId} ({@code noReplace}:
-     * EEXIST instead). All or nothing: what an S3 PUT, and any "write a temporary file, then
-     * rename it" writer, needs. The caller must own the file.
+     * Puts a file that was written under a temporary name, or without a name ({@code sourceName}
+     * null: an unnamed file from {@link Create}), in place as one change: settles and ends the
+     * caller's open as {@link Close} does, sets mtime to {@code mtimeNanos} (so the writer knows it,
+     * e.g. to record it beside a checksum), sets {@code xattrs}, and renames {@code sourceName} (or
+     * links the unnamed file) over {@code targetName} in directory {@code parentId}
+     * ({@code noReplace}: EEXIST instead). All or nothing: what an S3 PUT, and any "write a
+     * temporary file, then rename it" writer, needs. The caller must own the file.
      */
     public record Publish(OpHeader header, long inodeId, long writtenEndBytes, long mtimeNanos, List<Xattr> xattrs, long parentId,
                           String sourceName, String targetName, boolean noReplace) implements Mutation {}
