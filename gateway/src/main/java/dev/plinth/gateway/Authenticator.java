@@ -114,7 +114,7 @@ final class Authenticator {
         }
         String canonical = SigV4.canonicalRequest(exchange.method(), SigV4.uriEncode(exchange.path(), true),
                 SigV4.canonicalQuery(exchange.query(), null), headerNames, exchange::joinedHeader, payloadHash);
-        byte[] signingKey = SigV4.signingKey(key.secretKey(), scope.date(), scope.region(), scope.service());
+        byte[] signingKey = signingKey(key, scope);
         String expected = SigV4.signature(signingKey, SigV4.stringToSign(amzDate, scope.text(), canonical));
         if (!SigV4.same(expected, signature)) {
             throw new S3Exception(S3Error.SIGNATURE_DOES_NOT_MATCH,
@@ -176,13 +176,30 @@ final class Authenticator {
         }
         String canonical = SigV4.canonicalRequest(exchange.method(), SigV4.uriEncode(exchange.path(), true),
                 SigV4.canonicalQuery(exchange.query(), "X-Amz-Signature"), headerNames, exchange::joinedHeader, payloadHash);
-        byte[] signingKey = SigV4.signingKey(key.secretKey(), scope.date(), scope.region(), scope.service());
+        byte[] signingKey = signingKey(key, scope);
         String expected = SigV4.signature(signingKey, SigV4.stringToSign(amzDate, scope.text(), canonical));
         if (!SigV4.same(expected, signature)) {
             throw new S3Exception(S3Error.SIGNATURE_DOES_NOT_MATCH,
                     "the request signature we calculated does not match the signature you provided; check your key and signing method");
         }
         return new Authenticated(credentials(key), key.accessKeyId(), exchange.body());
+    }
+
+    /** Signing keys by key, secret, day and region: four HMACs a request saved; a key's signing key changes once a day. */
+    private final java.util.concurrent.ConcurrentHashMap<List<String>, byte[]> signingKeys = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final int SIGNING_KEYS_MAX = 4096;
+
+    private byte[] signingKey(AccessKey key, Scope scope) {
+        List<String> id = List.of(key.accessKeyId(), key.secretKey(), scope.date(), scope.region(), scope.service());
+        byte[] cached = signingKeys.get(id);
+        if (cached == null) {
+            if (signingKeys.size() >= SIGNING_KEYS_MAX) {
+                signingKeys.clear(); // bounded; refilled on demand
+            }
+            cached = SigV4.signingKey(key.secretKey(), scope.date(), scope.region(), scope.service());
+            signingKeys.put(id, cached);
+        }
+        return cached;
     }
 
     private AccessKey key(String accessKeyId) {
