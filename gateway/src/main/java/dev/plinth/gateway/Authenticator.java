@@ -129,7 +129,7 @@ final class Authenticator {
                 if (payloadHash.length() != 64 || !payloadHash.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
                     throw new S3Exception(S3Error.INVALID_ARGUMENT, "x-amz-content-sha256 must be a SHA-256 in hex or a known keyword");
                 }
-                yield new DigestCheckingStream(exchange.body(), SigV4.sha256(), payloadHash.toLowerCase(Locale.ROOT), true,
+                yield new DigestCheckingStream(exchange.body(), Checksums.forHeader("sha256"), payloadHash.toLowerCase(Locale.ROOT), true,
                         S3Error.CONTENT_SHA256_MISMATCH, "the body does not match x-amz-content-sha256");
             }
         };

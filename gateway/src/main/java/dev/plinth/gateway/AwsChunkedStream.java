@@ -16,7 +16,7 @@ import java.util.Map;
  * when the chunk ends; the trailer checksum is checked against the decoded bytes. Streaming:
  * one chunk's hash state, never the chunk, is held.
  */
-final class AwsChunkedStream extends InputStream {
+final class AwsChunkedStream extends ByteArrayReads {
     private static final int LINE_BYTES_MAX = 4096;
     private static final long CHUNK_BYTES_MAX = 64L << 20;
 
@@ -47,13 +47,6 @@ final class AwsChunkedStream extends InputStream {
         if (trailer && this.trailerHeader != null && trailerChecksum == null) {
             throw new S3Exception(S3Error.INVALID_ARGUMENT, "unknown trailing checksum " + trailerHeader);
         }
-    }
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override

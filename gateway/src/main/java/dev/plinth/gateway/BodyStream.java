@@ -20,7 +20,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * and memory does not grow with the object's size. "Expect: 100-continue" is answered when the
  * handler first reads, so a request refused before that (bad signature) never gets its body sent.
  */
-final class BodyStream extends InputStream {
+final class BodyStream extends ByteArrayReads {
     static final int BUFFERED_BYTES_MAX = 4 << 20;
     private static final long IDLE_TIMEOUT_MILLIS = 120_000;
 
@@ -107,13 +107,6 @@ final class BodyStream extends InputStream {
     }
 
     // ---- called by the request's thread
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-    }
 
     @Override
     public int read(byte[] target, int offset, int length) throws IOException {

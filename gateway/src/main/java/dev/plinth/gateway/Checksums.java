@@ -15,7 +15,16 @@ final class Checksums {
     interface Running {
         void update(byte[] buffer, int offset, int length);
 
-        String base64();
+        /** The checksum of what was passed so far, big-endian (call once: digests reset). */
+        byte[] value();
+
+        default String base64() {
+            return Base64.getEncoder().encodeToString(value());
+        }
+
+        default String hex() {
+            return java.util.HexFormat.of().formatHex(value());
+        }
     }
 
     /** The running checksum for a header name such as {@code x-amz-checksum-crc32c}, or null for a name we do not know. */
@@ -27,6 +36,7 @@ final class Checksums {
             case "crc64nvme" -> new Crc64Nvme();
             case "sha1" -> ofDigest("SHA-1");
             case "sha256" -> ofDigest("SHA-256");
+            case "md5" -> ofDigest("MD5");
             default -> null;
         };
     }
@@ -39,9 +49,9 @@ final class Checksums {
             }
 
             @Override
-            public String base64() {
+            public byte[] value() {
                 long value = checksum.getValue();
-                return Base64.getEncoder().encodeToString(new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value});
+                return new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value};
             }
         };
     }
@@ -60,8 +70,8 @@ final class Checksums {
             }
 
             @Override
-            public String base64() {
-                return Base64.getEncoder().encodeToString(digest.digest());
+            public byte[] value() {
+                return digest.digest();
             }
         };
     }
@@ -92,13 +102,13 @@ final class Checksums {
         }
 
         @Override
-        public String base64() {
+        public byte[] value() {
             long value = ~crc;
             byte[] bytes = new byte[8];
             for (int i = 0; i < 8; i++) {
                 bytes[i] = (byte) (value >>> (56 - 8 * i));
             }
-            return Base64.getEncoder().encodeToString(bytes);
+            return bytes;
         }
     }
 }

@@ -16,37 +16,28 @@ final class Conditions {
 
     /** null to go on, 304 (not modified) or 412 (precondition failed). */
     static Integer check(S3Exchange exchange, String etag, long modifiedMillis) {
+        return evaluate(exchange, "", etag, modifiedMillis);
+    }
+
+    /** Whether the x-amz-copy-source-if-* conditions fail (any failure: S3 answers 412 for all four). */
+    static boolean checkCopySource(S3Exchange exchange, String etag, long modifiedMillis) {
+        return evaluate(exchange, "x-amz-copy-source-", etag, modifiedMillis) != null;
+    }
+
+    /** RFC 9110's order: If-Match, else If-Unmodified-Since; then If-None-Match, else If-Modified-Since (whole seconds). */
+    private static Integer evaluate(S3Exchange exchange, String prefix, String etag, long modifiedMillis) {
         long modifiedSeconds = modifiedMillis / 1000;
-        String ifMatch = exchange.header("If-Match");
-        String ifNoneMatch = exchange.header("If-None-Match");
-        Long ifModifiedSince = Http.parseDate(exchange.header("If-Modified-Since"));
-        Long ifUnmodifiedSince = Http.parseDate(exchange.header("If-Unmodified-Since"));
-        if (ifMatch != null && !matches(ifMatch, etag)) {
+        String ifMatch = exchange.header(prefix + "If-Match");
+        String ifNoneMatch = exchange.header(prefix + "If-None-Match");
+        Long ifModifiedSince = Http.parseDate(exchange.header(prefix + "If-Modified-Since"));
+        Long ifUnmodifiedSince = Http.parseDate(exchange.header(prefix + "If-Unmodified-Since"));
+        if (ifMatch != null ? !matches(ifMatch, etag) : ifUnmodifiedSince != null && modifiedSeconds > ifUnmodifiedSince / 1000) {
             return 412;
         }
-        if (ifMatch == null && ifUnmodifiedSince != null && modifiedSeconds > ifUnmodifiedSince / 1000) {
-            return 412;
-        }
-        if (ifNoneMatch != null && matches(ifNoneMatch, etag)) {
-            return 304;
-        }
-        if (ifNoneMatch == null && ifModifiedSince != null && modifiedSeconds <= ifModifiedSince / 1000) {
+        if (ifNoneMatch != null ? matches(ifNoneMatch, etag) : ifModifiedSince != null && modifiedSeconds <= ifModifiedSince / 1000) {
             return 304;
         }
         return null;
-    }
-
-    /** Whether the x-amz-copy-source-if-* conditions fail. */
-    static boolean checkCopySource(S3Exchange exchange, String etag, long modifiedMillis) {
-        long modifiedSeconds = modifiedMillis / 1000;
-        String ifMatch = exchange.header("x-amz-copy-source-if-match");
-        String ifNoneMatch = exchange.header("x-amz-copy-source-if-none-match");
-        Long ifModifiedSince = Http.parseDate(exchange.header("x-amz-copy-source-if-modified-since"));
-        Long ifUnmodifiedSince = Http.parseDate(exchange.header("x-amz-copy-source-if-unmodified-since"));
-        return (ifMatch != null && !matches(ifMatch, etag))
-                || (ifMatch == null && ifUnmodifiedSince != null && modifiedSeconds > ifUnmodifiedSince / 1000)
-                || (ifNoneMatch != null && matches(ifNoneMatch, etag))
-                || (ifNoneMatch == null && ifModifiedSince != null && modifiedSeconds <= ifModifiedSince / 1000);
     }
 
     /**

@@ -265,31 +265,14 @@ final class S3Operations {
             } catch (IllegalArgumentException e) {
                 throw new S3Exception(S3Error.INVALID_DIGEST, "Content-MD5 is not a base64 MD5");
             }
-            body = new DigestCheckingStream(body, S3Namespace.md5(), contentMd5.strip(), false, S3Error.BAD_DIGEST,
+            body = new DigestCheckingStream(body, Checksums.forHeader("md5"), contentMd5.strip(), false, S3Error.BAD_DIGEST,
                     "the Content-MD5 you specified did not match what we received");
         }
         for (String algorithm : List.of("crc32", "crc32c", "crc64nvme", "sha1", "sha256")) {
             String given = exchange.header("x-amz-checksum-" + algorithm);
             if (given != null) {
-                Checksums.Running running = Checksums.forHeader(algorithm);
-                InputStream inner = body;
-                body = new java.io.FilterInputStream(inner) {
-                    private boolean checked;
-
-                    @Override
-                    public int read(byte[] buffer, int offset, int length) throws java.io.IOException {
-                        int n = in.read(buffer, offset, length);
-                        if (n > 0) {
-                            running.update(buffer, offset, n);
-                        } else if (n < 0 && !checked) {
-                            checked = true;
-                            if (!running.base64().equals(given.strip())) {
-                                throw new S3Exception(S3Error.BAD_DIGEST, "the x-amz-checksum-" + algorithm + " you specified did not match");
-                            }
-                        }
-                        return n;
-                    }
-                };
+                body = new DigestCheckingStream(body, Checksums.forHeader(algorithm), given.strip(), false, S3Error.BAD_DIGEST,
+                        "the x-amz-checksum-" + algorithm + " you specified did not match");
             }
         }
         return body;
@@ -612,6 +595,16 @@ final class S3Operations {
     /** An upload in progress and the directory its parts are in. */
     private record Upload(UploadRecord record, Attributes directory) {}
 
+    /** The upload a request's uploadId names, which must be for {@code key} in {@code bucket}. */
+    private Upload uploadOf(S3Exchange exchange, String bucket, String key) {
+        namespace.bucket(bucket);
+        Upload upload = upload(bucket, exchange.parameter("uploadId"));
+        if (!upload.record().key().equals(key)) {
+            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
+        }
+        return upload;
+    }
+
     private Upload upload(String bucket, String uploadId) {
         String path = uploadPath(bucket, uploadId);
         try {
@@ -677,12 +670,7 @@ final class S3Operations {
     private static final ObjectRecord PART_TEMPLATE = new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, null, null, null);
 
     void uploadPart(S3Exchange exchange, InputStream body, String bucket, String key) {
-        namespace.bucket(bucket);
-        String uploadId = exchange.parameter("uploadId");
-        Upload upload = upload(bucket, uploadId);
-        if (!upload.record().key().equals(key)) {
-            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
-        }
+        Upload upload = uploadOf(exchange, bucket, key);
         int number = partNumber(exchange);
         if (exchange.header("x-amz-copy-source") != null) {
             S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number);
@@ -821,17 +809,12 @@ final class S3Operations {
      * travels in the body, as S3's does.
      */
     void completeMultipartUpload(S3Exchange exchange, InputStream body, String bucket, String key) {
-        namespace.bucket(bucket);
-        String uploadId = exchange.parameter("uploadId");
-        Upload upload = upload(bucket, uploadId);
-        if (!upload.record().key().equals(key)) {
-            throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
-        }
+        Upload upload = uploadOf(exchange, bucket, key);
         Element root = Xml.parse(body);
         if (!"CompleteMultipartUpload".equals(root.getLocalName())) {
             throw new S3Exception(S3Error.MALFORMED_XML, "the body must be a <CompleteMultipartUpload> document");
         }
-        String directory = uploadPath(bucket, uploadId);
+        String directory = uploadPath(bucket, exchange.parameter("uploadId"));
         java.util.Map<Integer, Part> stored = new java.util.HashMap<>();
         for (Part part : parts(directory)) {
             stored.put(part.number(), part);
