@@ -486,6 +486,12 @@ class S3GatewayTest {
                     .satisfies(e -> assertThat(errorCode(e)).isEqualTo("AccessDenied"));
             assertThatThrownBy(() -> asAlice.deleteObject(b -> b.bucket("shared").key("readme")))
                     .satisfies(e -> assertThat(errorCode(e)).isEqualTo("AccessDenied"));
+            s3.putObject(b -> b.bucket("shared").key("private"), RequestBody.fromString("root only"));
+            plinth.setAttr(plinth.stat("/shared/private").inodeId(), MetaMessages.SET_MODE, 0600, 0, 0, 0, 0, 0);
+            assertThatThrownBy(() -> asAlice.headObject(b -> b.bucket("shared").key("private")))
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(403));
+            assertThatThrownBy(() -> asAlice.getObject(b -> b.bucket("shared").key("private")))
+                    .satisfies(e -> assertThat(errorCode(e)).isEqualTo("AccessDenied"));
             Attributes bucket = plinth.stat("/shared");
             plinth.setAttr(bucket.inodeId(), MetaMessages.SET_MODE, 0777, 0, 0, 0, 0, 0);
             asAlice.putObject(b -> b.bucket("shared").key("mine"), RequestBody.fromString("alice"));

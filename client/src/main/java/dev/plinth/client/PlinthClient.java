@@ -281,6 +281,11 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.ReadDirPlus(header(), inodeId, afterName, limit));
     }
 
+    /** A readdir page with attributes and each entry's {@code xattrName} (null where absent or unreadable). */
+    public MetaMessages.ReadDirPlusReply readDirPlus(long inodeId, String afterName, int limit, String xattrName) {
+        return meta(new MetaMessages.ReadDirPlus(header(), inodeId, afterName, limit, xattrName));
+    }
+
     public Attributes mkdir(long parentId, String name, int mode) {
         return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode)).attributes();
     }

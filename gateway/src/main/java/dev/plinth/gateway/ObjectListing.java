@@ -25,8 +25,12 @@ import java.util.TreeMap;
 final class ObjectListing {
     private static final int PAGE_ENTRIES = 1024;
 
-    /** An object (a file, or an empty directory listed as "key/") or a common prefix. */
-    record Item(String key, Attributes attributes, boolean commonPrefix) {}
+    /** An object (a file, or an empty directory listed as "key/") or a common prefix; {@code record} as stored, if any. */
+    record Item(String key, Attributes attributes, boolean commonPrefix, ObjectRecord record) {
+        Item(String key, Attributes attributes, boolean commonPrefix) {
+            this(key, attributes, commonPrefix, null);
+        }
+    }
 
     record Page(List<Item> items, boolean truncated) {}
 
@@ -56,7 +60,8 @@ final class ObjectListing {
             if (!buffered.isEmpty() || !more) {
                 return;
             }
-            ReadDirPlusReply page = client.readDirPlus(inodeId, after, PAGE_ENTRIES);
+            // the S3 records come with the page: one query per page, not one per object
+            ReadDirPlusReply page = client.readDirPlus(inodeId, after, PAGE_ENTRIES, ObjectRecord.XATTR);
             for (int i = 0; i < page.entries().size(); i++) {
                 DirEntry entry = page.entries().get(i);
                 Attributes attributes = page.attributes().get(i);
@@ -68,7 +73,8 @@ final class ObjectListing {
                 if (attributes.type() == FileType.DIRECTORY) {
                     buffered.add(new Item(keyPrefix + entry.name() + "/", attributes, false));
                 } else if (attributes.type() == FileType.FILE) {
-                    buffered.add(new Item(keyPrefix + entry.name(), attributes, false));
+                    buffered.add(new Item(keyPrefix + entry.name(), attributes, false,
+                            i < page.xattrValues().size() ? ObjectRecord.decode(page.xattrValues().get(i)) : null));
                 }
             }
             more = page.more() && !page.entries().isEmpty();

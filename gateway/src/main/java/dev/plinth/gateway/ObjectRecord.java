@@ -21,6 +21,18 @@ record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNa
         userMetadata = userMetadata == null ? List.of() : List.copyOf(userMetadata);
     }
 
+    /** A stored record, or null for none or one this version cannot read. */
+    static ObjectRecord decode(byte[] value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            return dev.plinth.common.codec.RecordCodec.decode(ObjectRecord.class, value);
+        } catch (dev.plinth.common.PlinthException e) {
+            return null;
+        }
+    }
+
     ObjectRecord withVersion(String newEtag, long newSizeBytes, long newMtimeNanos) {
         return new ObjectRecord(FORMAT_VERSION, newEtag, newSizeBytes, newMtimeNanos, contentType, headers, userMetadata);
     }

@@ -194,7 +194,7 @@ final class S3Operations {
             } else {
                 Attributes attributes = item.attributes();
                 xml.element("LastModified", Http.isoDate(attributes.mtimeNanos() / 1_000_000))
-                        .element("ETag", "\"" + S3Namespace.etag(attributes, namespace.record(attributes.inodeId())) + "\"")
+                        .element("ETag", "\"" + S3Namespace.etag(attributes, item.record()) + "\"")
                         .element("Size", attributes.sizeBytes());
                 if (fetchOwner) {
                     xml.open("Owner").element("ID", attributes.uid()).element("DisplayName", attributes.uid()).close("Owner");
@@ -327,7 +327,12 @@ final class S3Operations {
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
         Attributes found = namespace.object(bucket, key);
         if (found.isDirectory() || !withBody) {
-            serveObject(exchange, found, null, withBody); // HEAD needs no open file: it answers from one consistent stat
+            // HEAD needs no open file: it answers from one consistent stat, to callers who may read the object
+            if (!found.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), found.mode(), found.uid(), found.gid(), false,
+                    dev.plinth.common.Permissions.READ)) {
+                throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
+            }
+            serveObject(exchange, found, null, withBody);
             return;
         }
         for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {

@@ -29,10 +29,15 @@ public final class ReadDir {
     public static ReadDirPlusReply plus(Namespace namespace, MetaMessages.ReadDirPlus request) {
         ReadDirReply page = page(namespace, request.inodeId(), request.afterName(), request.limit());
         List<Attributes> attributes = new ArrayList<>(page.entries().size());
+        List<byte[]> values = new ArrayList<>();
         for (DirEntry entry : page.entries()) {
-            attributes.add(namespace.inode(entry.inodeId()).toAttributes());
+            InodeRecord inode = namespace.inode(entry.inodeId());
+            attributes.add(inode.toAttributes());
+            if (request.xattrName() != null) {
+                values.add(Xattrs.readableValue(namespace, inode, request.xattrName()));
+            }
         }
-        return new ReadDirPlusReply(page.entries(), attributes, page.more());
+        return new ReadDirPlusReply(page.entries(), attributes, page.more(), values);
     }
 
     private static ReadDirReply page(Namespace namespace, long inodeId, String afterName, int limit) {

@@ -49,6 +49,17 @@ public final class Xattrs {
         return new XattrValue(value);
     }
 
+    /** An attribute's value, or null where it is absent or the caller may not read it (for listings, which do not fail on one entry). */
+    static byte[] readableValue(Namespace namespace, InodeRecord inode, String name) {
+        checkName(name);
+        try {
+            checkAccess(namespace, inode, name, Namespace.READ);
+        } catch (PlinthException e) {
+            return null;
+        }
+        return namespace.getRaw(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), name));
+    }
+
     public static XattrNames list(Namespace namespace, MetaMessages.ListXattr request) {
         InodeRecord inode = namespace.inode(request.inodeId());
         List<String> names = new ArrayList<>();

@@ -68,10 +68,20 @@ public final class MetaMessages {
     public record ReadDirReply(List<DirEntry> entries, boolean more) {}
 
     /** ReadDir that also returns each entry's attributes (FUSE readdirplus, `ls -l`): one request per page. */
-    public record ReadDirPlus(OpHeader header, long inodeId, String afterName, int limit) implements Query {}
+    /** A readdir page with each entry's attributes and, if {@code xattrName} is set, that attribute's value (where the caller may read it). */
+    public record ReadDirPlus(OpHeader header, long inodeId, String afterName, int limit, String xattrName) implements Query {
+        public ReadDirPlus(OpHeader header, long inodeId, String afterName, int limit) {
+            this(header, inodeId, afterName, limit, null);
+        }
+    }
 
     /** {@code attributes.get(i)} belongs to {@code entries.get(i)}. */
-    public record ReadDirPlusReply(List<DirEntry> entries, List<Attributes> attributes, boolean more) {}
+    /** {@code xattrValues}: one per entry (null where absent or not readable) when asked for, else empty. */
+    public record ReadDirPlusReply(List<DirEntry> entries, List<Attributes> attributes, boolean more, List<byte[]> xattrValues) {
+        public ReadDirPlusReply(List<DirEntry> entries, List<Attributes> attributes, boolean more) {
+            this(entries, attributes, more, List.of());
+        }
+    }
 
     public record ReadLink(OpHeader header, long inodeId) implements Query {}
 
