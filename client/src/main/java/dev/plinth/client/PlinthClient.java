@@ -430,6 +430,11 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, true)).attributes();
     }
 
+    /** stat and getxattr in one request: the attributes, and {@code xattrName}'s value (null where absent or unreadable). */
+    public AttributesReply statWithXattr(String path, String xattrName) {
+        return meta(new MetaMessages.ResolvePath(header(), path, true, xattrName));
+    }
+
     public Attributes lstat(String path) {
         return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, false)).attributes();
     }

@@ -98,13 +98,17 @@ final class S3Namespace {
         }
     }
 
-    /** The attributes of an object's file, or null if there is no such object (the bucket exists). */
-    Attributes findObject(String bucket, String key) {
+    /** An object's file and its S3 record (null if it has none), from one lookup. */
+    record Found(Attributes attributes, ObjectRecord record) {}
+
+    /** An object's file and record, or null if there is no such object (the bucket exists). */
+    Found findObject(String bucket, String key) {
         String path = objectPath(bucket, key);
         try {
-            Attributes attributes = client.stat(path);
+            MetaMessages.AttributesReply reply = client.statWithXattr(path, ObjectRecord.XATTR);
+            Attributes attributes = reply.attributes();
             if (key.endsWith("/") ? attributes.isDirectory() : attributes.type() == FileType.FILE) {
-                return attributes;
+                return new Found(attributes, ObjectRecord.decode(reply.xattrValue()));
             }
             return null;
         } catch (PlinthException e) {
@@ -116,12 +120,12 @@ final class S3Namespace {
         }
     }
 
-    Attributes object(String bucket, String key) {
-        Attributes attributes = findObject(bucket, key);
-        if (attributes == null) {
+    Found object(String bucket, String key) {
+        Found found = findObject(bucket, key);
+        if (found == null) {
             throw new S3Exception(S3Error.NO_SUCH_KEY, "the key '" + key + "' does not exist");
         }
-        return attributes;
+        return found;
     }
 
     /** How often a key whose file was replaced between lookup and open (a PUT renamed over it) is looked up again. */
@@ -130,7 +134,7 @@ final class S3Namespace {
     /** Opens an object's file for reading: counted as open, it stays readable until closed, whatever happens to its name. */
     PlinthFile openObject(String bucket, String key) {
         for (int attempt = 1; ; attempt++) {
-            Attributes found = object(bucket, key);
+            Attributes found = object(bucket, key).attributes();
             if (found.isDirectory()) {
                 throw new S3Exception(S3Error.INVALID_REQUEST, "the key '" + key + "' is a prefix (a directory), not an object with content");
             }

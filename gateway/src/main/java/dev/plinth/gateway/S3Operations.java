@@ -325,21 +325,22 @@ final class S3Operations {
     private static final int SMALL_READ_ATTEMPTS = 3;
 
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
-        Attributes found = namespace.object(bucket, key);
-        if (found.isDirectory() || !withBody) {
+        S3Namespace.Found found = namespace.object(bucket, key);
+        Attributes attributes = found.attributes();
+        if (attributes.isDirectory() || !withBody) {
             // HEAD needs no open file: it answers from one consistent stat, to callers who may read the object
-            if (!found.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), found.mode(), found.uid(), found.gid(), false,
-                    dev.plinth.common.Permissions.READ)) {
+            if (!attributes.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), attributes.mode(), attributes.uid(),
+                    attributes.gid(), false, dev.plinth.common.Permissions.READ)) {
                 throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
             }
-            serveObject(exchange, found, null, withBody);
+            serveObject(exchange, attributes, found.record(), null, withBody);
             return;
         }
-        for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {
-            ByteBuf whole = readSmall(found);
+        for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.attributes().sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {
+            ByteBuf whole = readSmall(found.attributes());
             if (whole != null) {
                 try {
-                    serveObject(exchange, found, (offset, length) -> whole.retainedSlice((int) offset, length), true);
+                    serveObject(exchange, found.attributes(), found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true);
                 } finally {
                     whole.release();
                 }
@@ -348,7 +349,7 @@ final class S3Operations {
             found = namespace.object(bucket, key); // replaced or removed while it was read: look again
         }
         try (PlinthFile file = namespace.openObject(bucket, key)) {
-            serveObject(exchange, file.attributes(), (offset, length) -> readPiece(file, offset, length), true);
+            serveObject(exchange, file.attributes(), namespace.record(file.inodeId()), (offset, length) -> readPiece(file, offset, length), true);
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
@@ -412,9 +413,8 @@ final class S3Operations {
         ByteBuf read(long offset, int length);
     }
 
-    /** Answers a GET or HEAD of an object whose bytes come from {@code bytes} (null for a directory key or a HEAD). */
-    private void serveObject(S3Exchange exchange, Attributes attributes, ObjectBytes bytes, boolean withBody) {
-        ObjectRecord record = attributes.isDirectory() ? null : namespace.record(attributes.inodeId());
+    /** Answers a GET or HEAD of an object (and its S3 record) whose bytes come from {@code bytes} (null for a directory key or a HEAD). */
+    private void serveObject(S3Exchange exchange, Attributes attributes, ObjectRecord record, ObjectBytes bytes, boolean withBody) {
         long size = attributes.isDirectory() ? 0 : attributes.sizeBytes();
         String etag = attributes.isDirectory() ? "d41d8cd98f00b204e9800998ecf8427e" : S3Namespace.etag(attributes, record);
         long modifiedMillis = attributes.mtimeNanos() / 1_000_000;

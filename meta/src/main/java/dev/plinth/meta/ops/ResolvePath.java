@@ -20,7 +20,9 @@ public final class ResolvePath {
     private ResolvePath() {}
 
     public static AttributesReply apply(Namespace namespace, MetaMessages.ResolvePath request) {
-        return new AttributesReply(resolve(namespace, request.path(), request.followLast()).toAttributes());
+        InodeRecord inode = resolve(namespace, request.path(), request.followLast());
+        return new AttributesReply(inode.toAttributes(),
+                request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()));
     }
 
     public static InodeRecord resolve(Namespace namespace, String path, boolean followLast) {

@@ -49,7 +49,12 @@ public final class MetaMessages {
         }
     }
 
-    public record AttributesReply(Attributes attributes) {}
+    /** Attributes, and the value of an extended attribute where the request asked for one (null otherwise, or where absent or unreadable). */
+    public record AttributesReply(Attributes attributes, byte[] xattrValue) {
+        public AttributesReply(Attributes attributes) {
+            this(attributes, null);
+        }
+    }
 
     public record DirEntry(String name, long inodeId, FileType type) {}
 
@@ -58,7 +63,12 @@ public final class MetaMessages {
     public record Lookup(OpHeader header, long parentId, String name) implements Query {}
 
     /** Resolves an absolute path from the root, following symlinks (the last only if asked). */
-    public record ResolvePath(OpHeader header, String path, boolean followLast) implements Query {}
+    /** Resolves an absolute path; with {@code xattrName} the reply also carries that attribute's value (a stat and a getxattr in one). */
+    public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName) implements Query {
+        public ResolvePath(OpHeader header, String path, boolean followLast) {
+            this(header, path, followLast, null);
+        }
+    }
 
     public record GetAttr(OpHeader header, long inodeId) implements Query {}
 
