@@ -19,7 +19,8 @@ final class ObjectIo {
     /** Writes a whole body into {@code file} from offset 0, hashing it; fails if it is not {@code expectedBytes} long (when >= 0). */
     static Written writeBody(InputStream body, PlinthFile file, long expectedBytes, long sizeBytesMax) {
         MessageDigest md5 = S3Namespace.md5();
-        byte[] piece = new byte[PIECE_BYTES];
+        // a small object needs a small buffer: a MiB for every 4 KiB PUT was most of the gateway's allocation
+        byte[] piece = new byte[expectedBytes >= 0 ? (int) Math.max(1, Math.min(PIECE_BYTES, expectedBytes + 1)) : PIECE_BYTES];
         long offset = 0;
         try {
             while (true) {
@@ -66,7 +67,7 @@ final class ObjectIo {
 
     /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
     static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5) {
-        ByteBuffer piece = ByteBuffer.allocate(PIECE_BYTES);
+        ByteBuffer piece = ByteBuffer.allocate((int) Math.max(1, Math.min(PIECE_BYTES, length)));
         long done = 0;
         while (done < length) {
             piece.clear().limit((int) Math.min(PIECE_BYTES, length - done));
