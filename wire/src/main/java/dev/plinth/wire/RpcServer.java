@@ -66,6 +66,10 @@ public final class RpcServer implements AutoCloseable {
         this.inProcess = config.get(Settings.RPC_IN_PROCESS);
     }
 
+    /** Every accepted connection, TCP and in-JVM (a channel leaves the group when it closes). */
+    private final io.netty.channel.group.ChannelGroup connections =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+
     /** Binds and returns the bound address (the real port when asked for port 0). */
     public HostPort start(HostPort listen) {
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -108,6 +112,7 @@ public final class RpcServer implements AutoCloseable {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel channel) {
+                connections.add(channel);
                 FrameCodec.install(channel.pipeline(), frameBytesMax, inProcessChannel);
                 channel.pipeline().addLast("rpc", new ConnectionHandler(!inProcessChannel));
             }
@@ -125,6 +130,10 @@ public final class RpcServer implements AutoCloseable {
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
+        // Close the accepted connections while both ends' event loops still run: an in-JVM channel
+        // whose server side went away with its loop fails its client's later close (Netty logs a
+        // RejectedExecutionException stack for each).
+        connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
         bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         if (inProcessGroup != null) {
