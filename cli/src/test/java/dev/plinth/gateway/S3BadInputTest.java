@@ -162,6 +162,11 @@ class S3BadInputTest {
         assertError(signed("GET", "/bad?list-type=2&max-keys=lots", Map.of(), null), 400, "InvalidArgument");
         assertError(signed("GET", "/bad?list-type=2&continuation-token=%25%25%25", Map.of(), null), 400, "InvalidArgument");
         assertError(signed("PUT", "/bad/mp?partNumber=0&uploadId=x", Map.of(), new byte[1]), 404, "NoSuchUpload");
+        String uploadId = s3.createMultipartUpload(b -> b.bucket("bad").key("mp")).uploadId();
+        assertError(signed("GET", "/bad/mp?uploadId=" + uploadId + "&max-parts=lots", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad/mp?uploadId=" + uploadId + "&part-number-marker=-4", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad?uploads&max-uploads=x", Map.of(), null), 400, "InvalidArgument");
+        s3.abortMultipartUpload(b -> b.bucket("bad").key("mp").uploadId(uploadId));
     }
 
     @Test

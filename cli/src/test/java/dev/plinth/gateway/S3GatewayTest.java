@@ -402,6 +402,31 @@ class S3GatewayTest {
                 .satisfies(e -> assertThat(errorCode(e)).isIn("EntityTooSmall", "InvalidPart"));
         s3.abortMultipartUpload(b -> b.bucket("multipart").key("small").uploadId(small));
         assertThat(s3.listMultipartUploads(b -> b.bucket("multipart")).uploads()).isEmpty();
+        // many uploads page by key and upload id
+        List<String> started = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            String uploadKey = "paged/" + (i % 3);
+            started.add(uploadKey + " " + s3.createMultipartUpload(b -> b.bucket("multipart").key(uploadKey)).uploadId());
+        }
+        started.sort(null);
+        List<String> pagedThrough = new ArrayList<>();
+        String keyMarker = null;
+        String idMarker = null;
+        for (int page = 0; page < 10; page++) {
+            String key0 = keyMarker;
+            String id0 = idMarker;
+            var listed = s3.listMultipartUploads(b -> b.bucket("multipart").prefix("paged/").maxUploads(3).keyMarker(key0).uploadIdMarker(id0));
+            listed.uploads().forEach(u -> pagedThrough.add(u.key() + " " + u.uploadId()));
+            if (!listed.isTruncated()) {
+                break;
+            }
+            keyMarker = listed.nextKeyMarker();
+            idMarker = listed.nextUploadIdMarker();
+        }
+        assertThat(pagedThrough).isEqualTo(started);
+        for (String upload : started) {
+            s3.abortMultipartUpload(b -> b.bucket("multipart").key(upload.split(" ")[0]).uploadId(upload.split(" ")[1]));
+        }
         assertThatThrownBy(() -> s3.uploadPart(b -> b.bucket("multipart").key("small").uploadId(small).partNumber(2), RequestBody.fromString("x")))
                 .satisfies(e -> assertThat(errorCode(e)).isEqualTo("NoSuchUpload"));
         s3.deleteObject(b -> b.bucket("multipart").key("source"));

@@ -126,17 +126,7 @@ final class S3Operations {
         String prefix = orEmpty(exchange.parameter("prefix"));
         String delimiter = exchange.parameter("delimiter");
         boolean urlEncode = "url".equals(exchange.parameter("encoding-type"));
-        int maxKeys = 1000;
-        if (exchange.parameter("max-keys") != null) {
-            try {
-                maxKeys = Math.min(1000, Integer.parseInt(exchange.parameter("max-keys")));
-            } catch (NumberFormatException e) {
-                throw new S3Exception(S3Error.INVALID_ARGUMENT, "max-keys must be a number");
-            }
-            if (maxKeys < 0) {
-                throw new S3Exception(S3Error.INVALID_ARGUMENT, "max-keys must not be negative");
-            }
-        }
+        int maxKeys = boundedCount(exchange.parameter("max-keys"), "max-keys");
         String after;
         String token = exchange.parameter("continuation-token");
         if (version2) {
@@ -738,8 +728,8 @@ final class S3Operations {
         namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
         upload(bucket, uploadId);
-        int marker = exchange.parameter("part-number-marker") == null ? 0 : Integer.parseInt(exchange.parameter("part-number-marker"));
-        int maxParts = exchange.parameter("max-parts") == null ? 1000 : Math.min(1000, Integer.parseInt(exchange.parameter("max-parts")));
+        int marker = exchange.parameter("part-number-marker") == null ? 0 : boundedCount(exchange.parameter("part-number-marker"), "part-number-marker");
+        int maxParts = boundedCount(exchange.parameter("max-parts"), "max-parts");
         List<Part> parts = parts(uploadPath(bucket, uploadId)).stream().filter(p -> p.number() > marker).toList();
         boolean truncated = parts.size() > maxParts;
         parts = parts.subList(0, Math.min(parts.size(), maxParts));
@@ -755,35 +745,69 @@ final class S3Operations {
         exchange.respondXml(200, xml.end("ListPartsResult"));
     }
 
+    /** An upload in progress as ListMultipartUploads shows it. */
+    private record ListedUpload(String key, String uploadId, long initiatedMillis, int ownerUid) {}
+
+    /** Uploads in key order, then upload id; paged by key-marker/upload-id-marker and max-uploads (at most 1000). */
     void listMultipartUploads(S3Exchange exchange, String bucket) {
         namespace.bucket(bucket);
         String prefix = orEmpty(exchange.parameter("prefix"));
-        Xml xml = Xml.document("ListMultipartUploadsResult").element("Bucket", bucket).element("KeyMarker", "").element("UploadIdMarker", "")
-                .element("Prefix", prefix).element("MaxUploads", 1000).element("IsTruncated", false);
+        String keyMarker = orEmpty(exchange.parameter("key-marker"));
+        String uploadIdMarker = orEmpty(exchange.parameter("upload-id-marker"));
+        int maxUploads = boundedCount(exchange.parameter("max-uploads"), "max-uploads");
         List<DirEntry> entries;
         try {
             entries = client().list(namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY);
         } catch (PlinthException e) {
             entries = List.of();
         }
-        List<String[]> uploads = new ArrayList<>();
+        List<ListedUpload> uploads = new ArrayList<>();
         for (DirEntry entry : entries) {
             try {
                 UploadRecord record = upload(bucket, entry.name()).record();
-                if (record.key().startsWith(prefix)) {
-                    uploads.add(new String[] {record.key(), entry.name(), Http.isoDate(record.initiatedMillis()), String.valueOf(record.ownerUid())});
+                int order = ObjectListing.compareKeys(record.key(), keyMarker);
+                boolean afterMarker = keyMarker.isEmpty() || order > 0 || (order == 0 && !uploadIdMarker.isEmpty()
+                        && entry.name().compareTo(uploadIdMarker) > 0);
+                if (record.key().startsWith(prefix) && afterMarker) {
+                    uploads.add(new ListedUpload(record.key(), entry.name(), record.initiatedMillis(), record.ownerUid()));
                 }
             } catch (S3Exception e) {
                 // completed or aborted meanwhile
             }
         }
-        uploads.sort((a, b) -> a[0].equals(b[0]) ? a[1].compareTo(b[1]) : ObjectListing.compareKeys(a[0], b[0]));
-        for (String[] upload : uploads) {
-            xml.open("Upload").element("Key", upload[0]).element("UploadId", upload[1]).open("Initiator").element("ID", upload[3])
-                    .element("DisplayName", upload[3]).close("Initiator").open("Owner").element("ID", upload[3]).element("DisplayName", upload[3])
-                    .close("Owner").element("StorageClass", "STANDARD").element("Initiated", upload[2]).close("Upload");
+        uploads.sort((x, y) -> x.key().equals(y.key()) ? x.uploadId().compareTo(y.uploadId()) : ObjectListing.compareKeys(x.key(), y.key()));
+        boolean truncated = uploads.size() > maxUploads;
+        List<ListedUpload> page = uploads.subList(0, Math.min(uploads.size(), maxUploads));
+        Xml xml = Xml.document("ListMultipartUploadsResult").element("Bucket", bucket).element("KeyMarker", keyMarker)
+                .element("UploadIdMarker", uploadIdMarker).element("Prefix", prefix).element("MaxUploads", maxUploads)
+                .element("IsTruncated", truncated);
+        if (truncated && !page.isEmpty()) {
+            xml.element("NextKeyMarker", page.getLast().key()).element("NextUploadIdMarker", page.getLast().uploadId());
+        }
+        for (ListedUpload upload : page) {
+            String owner = String.valueOf(upload.ownerUid());
+            xml.open("Upload").element("Key", upload.key()).element("UploadId", upload.uploadId()).open("Initiator").element("ID", owner)
+                    .element("DisplayName", owner).close("Initiator").open("Owner").element("ID", owner).element("DisplayName", owner)
+                    .close("Owner").element("StorageClass", "STANDARD").element("Initiated", Http.isoDate(upload.initiatedMillis()))
+                    .close("Upload");
         }
         exchange.respondXml(200, xml.end("ListMultipartUploadsResult"));
+    }
+
+    /** A max-keys style parameter: absent means 1000, larger values mean 1000, negatives and non-numbers are refused. */
+    private static int boundedCount(String value, String name) {
+        if (value == null) {
+            return 1000;
+        }
+        try {
+            int count = Integer.parseInt(value.strip());
+            if (count < 0) {
+                throw new NumberFormatException();
+            }
+            return Math.min(1000, count);
+        } catch (NumberFormatException e) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, name + " must be a number from 0 to 1000");
+        }
     }
 
     void abortMultipartUpload(S3Exchange exchange, String bucket) {
