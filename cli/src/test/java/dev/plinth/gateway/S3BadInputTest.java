@@ -231,6 +231,34 @@ class S3BadInputTest {
         awaitInodes(inodes);
     }
 
+    /** Beyond s3.requests-inflight-max requests at once the answer is SlowDown, and the gateway serves again once they end. */
+    @Test
+    void requestsBeyondTheInflightLimitAreToldToSlowDown() throws Exception {
+        dev.plinth.common.Config config = MiniCluster.testConfig().with("s3.requests-inflight-max", "1");
+        try (S3Gateway gateway = S3Gateway.start(plinth, config, new dev.plinth.wire.HostPort("127.0.0.1", 0))) {
+            String url = "http://" + gateway.address();
+            String head = S3Testing.signedHead(url, key, "PUT", "/bad/slow", Map.of("content-length", "100000"), SigV4.UNSIGNED_PAYLOAD);
+            try (Socket slow = new Socket("127.0.0.1", gateway.address().port())) {
+                slow.getOutputStream().write((head + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                slow.getOutputStream().write(new byte[10]);
+                slow.getOutputStream().flush();
+                Thread.sleep(300); // the slow upload holds the one slot
+                S3Testing.Response refused = S3Testing.raw(url, S3Testing.signedHead(url, key, "GET", "/bad/object", Map.of(),
+                        SigV4.UNSIGNED_PAYLOAD), null);
+                assertThat(refused.status()).isEqualTo(503);
+                assertThat(refused.errorCode()).isEqualTo("SlowDown");
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            int status = 0;
+            while (System.nanoTime() < deadline && status != 200) {
+                status = S3Testing.raw(url, S3Testing.signedHead(url, key, "GET", "/bad/object", Map.of(), SigV4.UNSIGNED_PAYLOAD), null).status();
+                Thread.sleep(50);
+            }
+            assertThat(status).as("served again once the slow upload ended").isEqualTo(200);
+        }
+        assertThat(plinth.exists("/bad/slow")).isFalse();
+    }
+
     /** Waits until the file system holds {@code expected} inodes and keeps holding them for a second. */
     private void awaitInodes(long expected) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
