@@ -5,6 +5,9 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.fuse.FuseMount;
 import dev.plinth.fuse.MountOptions;
+import dev.plinth.common.Settings;
+import dev.plinth.server.HttpEndpoint;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,10 +52,13 @@ final class MountCommand implements Callable<Integer> {
         if (daemon) {
             return startDaemon();
         }
+        PrometheusRegistry metrics = new PrometheusRegistry();
         try (PlinthClient plinth = client.connect(mountOptions.config());
-             FuseMount mount = FuseMount.mount(plinth, mountpoint, mountOptions)) {
+             FuseMount mount = FuseMount.mount(plinth, mountpoint, mountOptions, metrics);
+             HttpEndpoint endpoint = HttpEndpoint.startOrWarn(mountOptions.config().get(Settings.MOUNT_HTTP_LISTEN), metrics, () -> true)) {
             Runtime.getRuntime().addShutdownHook(new Thread(mount::close, "plinth-unmount"));
-            System.out.println("plinth mounted " + client.serverAddress() + " on " + mount.mountpoint());
+            System.out.println("plinth mounted " + client.serverAddress() + " on " + mount.mountpoint()
+                    + (endpoint == null ? "" : " (metrics: http://" + endpoint.address() + "/metrics)"));
             System.out.flush();
             mount.awaitUnmounted();
             System.out.println("plinth unmounted " + mount.mountpoint());

@@ -68,7 +68,7 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
                 Files.createDirectories(mountpoint);
                 mountClient = PlinthClient.connect(new ClientOptions(server.rpcAddress(), ClusterSecret.read(server.secretFile()),
                         ClientOptions.processCredentials(), options.config(), "mount"));
-                mount = FuseMount.mount(mountClient, mountpoint, options);
+                mount = FuseMount.mount(mountClient, mountpoint, options, server.metrics());
             }
         } catch (RuntimeException | java.io.IOException e) {
             if (mountClient != null) {
@@ -90,7 +90,7 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         }, "plinth-shutdown"));
         System.out.println("plinth server ready");
         System.out.println("  rpc:     " + server.rpcAddress() + "   (plinth --server " + server.rpcAddress() + " ...)");
-        System.out.println("  http:    http://" + server.httpAddress() + "/healthz");
+        System.out.println("  http:    http://" + server.httpAddress() + "/metrics   (/healthz, /readyz)");
         if (server.s3Url() != null) {
             System.out.println("  s3:      " + server.s3Url() + "   (keys in " + server.s3CredentialsFile() + ")");
         }

@@ -26,12 +26,10 @@ import dev.plinth.wire.RpcServer;
 import dev.plinth.wire.messages.MgmtMessages.AccessKey;
 import dev.plinth.wire.messages.MgmtMessages.CreateAccessKey;
 import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
-import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -73,6 +71,8 @@ public final class EmbeddedServer implements AutoCloseable {
     private MgmtService mgmt;
     private StorageService storage;
     private MetaService meta;
+    /** Every role of this process counts into it; /metrics shows it. */
+    private final PrometheusRegistry metrics = new PrometheusRegistry();
 
     private EmbeddedServer(Path dataDirectory) {
         this.dataDirectory = dataDirectory;
@@ -97,12 +97,12 @@ public final class EmbeddedServer implements AutoCloseable {
         Files.createDirectories(dataDirectory);
         secretFile = dataDirectory.resolve("cluster.secret");
         ClusterSecret secret = ClusterSecret.readOrCreate(secretFile);
-        RpcDispatcher dispatcher = new RpcDispatcher();
+        RpcDispatcher dispatcher = new RpcDispatcher(metrics);
 
         mgmt = new MgmtService(dataDirectory.resolve("mgmt"));
         mgmt.register(dispatcher);
 
-        storage = new StorageService(config.get(Settings.STORAGE_IO_THREADS));
+        storage = new StorageService(config.get(Settings.STORAGE_IO_THREADS), metrics);
         resources.add(storage);
         for (ChunkStore target : openTargets(config)) {
             storage.addTarget(target);
@@ -123,6 +123,7 @@ public final class EmbeddedServer implements AutoCloseable {
         meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
         resources.add(meta);
         meta.register(dispatcher);
+        meta.registerMetrics(metrics);
 
         RpcServer rpcServer = new RpcServer(dispatcher, secret, NODE_ID, config);
         resources.add(rpcServer);
@@ -199,25 +200,10 @@ public final class EmbeddedServer implements AutoCloseable {
         return port;
     }
 
-    private HostPort startHttp(HostPort listen) throws IOException {
-        HttpServer http = HttpServer.create(new InetSocketAddress(listen.host(), listen.port()), 64);
-        http.createContext("/healthz", exchange -> {
-            byte[] body = "ok\n".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        http.createContext("/readyz", exchange -> {
-            boolean ready = !mgmt.map().targets().isEmpty();
-            byte[] body = (ready ? "ready\n" : "not ready\n").getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(ready ? 200 : 503, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        http.setExecutor(Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-", 0).daemon().factory()));
-        http.start();
-        resources.add(() -> http.stop(0));
-        return new HostPort(listen.host(), http.getAddress().getPort());
+    private HostPort startHttp(HostPort listen) {
+        HttpEndpoint http = HttpEndpoint.start(listen, metrics, () -> !mgmt.map().targets().isEmpty());
+        resources.add(http);
+        return http.address();
     }
 
     /**
@@ -234,7 +220,7 @@ public final class EmbeddedServer implements AutoCloseable {
                     "made by plinth server on first start"));
             S3Credentials.write(credentialsFile, key);
         }
-        gateway = S3Gateway.start(client, config, listen);
+        gateway = S3Gateway.start(client, config, listen, metrics);
         resources.add(gateway);
         s3Address = gateway.address();
     }
@@ -286,6 +272,11 @@ public final class EmbeddedServer implements AutoCloseable {
 
     public Path dataDirectory() {
         return dataDirectory;
+    }
+
+    /** The registry this process's roles count into (a mount in this process may add its own metrics). */
+    public PrometheusRegistry metrics() {
+        return metrics;
     }
 
     public MgmtService mgmt() {

@@ -16,7 +16,8 @@ public final class Settings {
     public static final Setting<String> RPC_LISTEN = Setting.ofString("rpc.listen", "127.0.0.1:7100",
             "Address and port of the RPC listener that all roles of one process share. Port 0 picks a free port.");
     public static final Setting<String> HTTP_LISTEN = Setting.ofString("http.listen", "127.0.0.1:7180",
-            "Address and port of the HTTP listener (health now; metrics and status page later). Port 0 picks a free port.");
+            "Address and port of the HTTP listener of `plinth server` and `plinth gateway`: /metrics (Prometheus), /healthz, /readyz. "
+                    + "Port 0 picks a free port.");
     public static final Setting<Integer> SERVER_TARGETS = Setting.ofInt("server.targets", 4, "count",
             "Storage targets the embedded server creates under DIR/targets on first start.");
 
@@ -77,6 +78,9 @@ public final class Settings {
             "How long the kernel may cache a file's attributes before asking again.");
     public static final Setting<Long> MOUNT_ENTRY_TIMEOUT_MILLIS = Setting.ofLong("mount.entry-timeout-millis", 1_000, "milliseconds",
             "How long the kernel may cache a name-to-inode lookup (and a failed lookup) before asking again.");
+    public static final Setting<String> MOUNT_HTTP_LISTEN = Setting.ofString("mount.http-listen", "127.0.0.1:7182",
+            "HTTP listener of a `plinth mount` process (/metrics, /healthz, /readyz); empty turns it off. A mount whose port is taken "
+                    + "mounts anyway and says so.");
     public static final Setting<Integer> MOUNT_THREADS = Setting.ofInt("mount.threads", 16, "threads",
             "Threads serving FUSE requests; each waits on the kernel and serves one request at a time.");
 

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,9 +41,9 @@ public final class FuseMount implements AutoCloseable {
     private final CountDownLatch stopped;
     private boolean closed;
 
-    private FuseMount(Path mountpoint, PlinthClient client, MountOptions options) throws Throwable {
+    private FuseMount(Path mountpoint, PlinthClient client, MountOptions options, PrometheusRegistry registry) throws Throwable {
         this.mountpoint = mountpoint;
-        this.operations = new FuseOperations(client, options);
+        this.operations = new FuseOperations(client, options, registry);
         List<String> args = new ArrayList<>(List.of("plinth", "-o", kernelOptions(client, options)));
         if (options.debug()) {
             args.add("-d");
@@ -78,6 +79,11 @@ public final class FuseMount implements AutoCloseable {
      * and starts serving it. The client stays owned by the caller.
      */
     public static FuseMount mount(PlinthClient client, Path mountpoint, MountOptions options) {
+        return mount(client, mountpoint, options, dev.plinth.wire.Metrics.unexposed());
+    }
+
+    /** As {@link #mount(PlinthClient, Path, MountOptions)}, counting and timing FUSE operations into {@code registry}. */
+    public static FuseMount mount(PlinthClient client, Path mountpoint, MountOptions options, PrometheusRegistry registry) {
         if (!Libfuse.available()) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "FUSE is not available here: install fuse3 and check /dev/fuse");
         }
@@ -86,7 +92,7 @@ public final class FuseMount implements AutoCloseable {
             throw new PlinthException(ErrorCode.NOT_FOUND, "mount point " + absolute + " is not a directory");
         }
         try {
-            return new FuseMount(absolute, client, options);
+            return new FuseMount(absolute, client, options, registry);
         } catch (PlinthException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -84,7 +84,14 @@ final class FuseOperations {
         final MemorySegment groups = arena.allocate(4L * GROUPS_MAX, 4);
     }
 
-    FuseOperations(PlinthClient client, MountOptions options) {
+    private final io.prometheus.metrics.core.metrics.Counter operationCount;
+    private final io.prometheus.metrics.core.metrics.Histogram operationDuration;
+
+    FuseOperations(PlinthClient client, MountOptions options, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        this.operationCount = dev.plinth.wire.Metrics.counter(registry, "plinth_fuse_operations",
+                "FUSE operations served, by operation and result (OK or the error code).", "operation", "result");
+        this.operationDuration = dev.plinth.wire.Metrics.latency(registry, "plinth_fuse_operation_duration_seconds",
+                "Time to serve a FUSE operation, by operation.", "operation");
         this.client = client;
         this.readOnly = options.readOnly();
         this.attrTimeoutSeconds = options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS) / 1000.0;
@@ -836,6 +843,8 @@ final class FuseOperations {
      * escapes: an exception thrown out of an upcall would end the process.
      */
     private void serve(MemorySegment req, String operation, Action action) {
+        long start = System.nanoTime();
+        String result = "OK";
         try {
             Credentials caller = credentials(req);
             ScopedValue.where(PlinthClient.CALLER, caller).where(PlinthClient.CANCELLED, () -> interrupted(req)).call(() -> {
@@ -849,6 +858,7 @@ final class FuseOperations {
                 return null;
             });
         } catch (PlinthException e) {
+            result = e.code().name();
             if (e.code() == ErrorCode.NOT_FOUND && BY_INODE.contains(operation)) {
                 // the kernel's cached name points at an inode that is gone (replaced by a rename or unlinked
                 // elsewhere): ESTALE makes the VFS look the name up again and retry, as NFS's close-to-open does
@@ -866,8 +876,12 @@ final class FuseOperations {
             }
             replyError(req, e.code().errno());
         } catch (Throwable e) {
+            result = ErrorCode.INTERNAL.name();
             LOG.error("{} failed unexpectedly", operation, e);
             replyError(req, EIO);
+        } finally {
+            operationCount.labelValues(operation, result).inc();
+            operationDuration.labelValues(operation).observe((System.nanoTime() - start) / 1e9);
         }
     }
 

@@ -43,6 +43,9 @@ final class S3Exchange {
     private boolean responseStarted;
     private boolean responseDone;
     private boolean closeAfterResponse;
+    private final long startNanos = System.nanoTime();
+    private volatile String operation = "Unknown";
+    private volatile int status;
 
     /** Told once when the exchange is over, and whether the connection can serve the next request. */
     interface Completion {
@@ -118,6 +121,24 @@ final class S3Exchange {
         return requestId;
     }
 
+    /** Names the S3 operation this request is (for metrics and logs). */
+    void operation(String name) {
+        operation = name;
+    }
+
+    String operation() {
+        return operation;
+    }
+
+    /** The HTTP status answered (0 if none was: the connection was cut first). */
+    int status() {
+        return status;
+    }
+
+    long elapsedNanos() {
+        return System.nanoTime() - startNanos;
+    }
+
     String resource() {
         return path;
     }
@@ -136,6 +157,7 @@ final class S3Exchange {
     void respond(int status, HttpHeaders extra, byte[] content) {
         startCheck();
         ByteBuf buffer = content == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(content);
+        this.status = status;
         DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), buffer);
         HttpHeaders headers = standard(response);
         if (extra != null) {
@@ -171,6 +193,7 @@ final class S3Exchange {
     /** Starts a streamed response; with {@code contentLength} < 0 it is chunked. */
     void startStream(int status, HttpHeaders extra, long contentLength) {
         startCheck();
+        this.status = status;
         DefaultHttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status));
         HttpHeaders headers = standard(response);
         if (extra != null) {

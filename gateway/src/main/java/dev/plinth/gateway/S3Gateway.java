@@ -60,7 +60,17 @@ public final class S3Gateway implements AutoCloseable {
     private Channel serverChannel;
     private HostPort address;
 
-    private S3Gateway(PlinthClient client, Config config) {
+    private final io.prometheus.metrics.core.metrics.Counter requests;
+    private final io.prometheus.metrics.core.metrics.Histogram duration;
+    private final io.prometheus.metrics.core.metrics.Counter refusals;
+
+    private S3Gateway(PlinthClient client, Config config, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        this.requests = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_requests", "S3 requests answered, by operation and HTTP status.",
+                "operation", "status");
+        this.duration = dev.plinth.wire.Metrics.latency(registry, "plinth_s3_request_duration_seconds",
+                "Time from an S3 request's headers to the end of its answer, by operation.", "operation");
+        this.refusals = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_refused_requests",
+                "Requests refused before an operation ran (bad HTTP, oversize headers, too many in progress), by error code.", "code");
         S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT));
         int anonymousUid = config.get(Settings.S3_ANONYMOUS_UID);
         Authenticator authenticator = new Authenticator(new AccessKeys(client),
@@ -85,8 +95,13 @@ public final class S3Gateway implements AutoCloseable {
 
     /** Starts a gateway over {@code client} (whose own credentials are not used: each request acts as its key's uid/gid). */
     public static S3Gateway start(PlinthClient client, Config config, HostPort listen) {
+        return start(client, config, listen, dev.plinth.wire.Metrics.unexposed());
+    }
+
+    /** As {@link #start(PlinthClient, Config, HostPort)}, counting requests into {@code registry}. */
+    public static S3Gateway start(PlinthClient client, Config config, HostPort listen, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
         requireNonNull(client, "client is null");
-        S3Gateway gateway = new S3Gateway(client, config);
+        S3Gateway gateway = new S3Gateway(client, config, registry);
         try {
             gateway.bind(listen);
             return gateway;
@@ -214,8 +229,12 @@ public final class S3Gateway implements AutoCloseable {
             }
             body = new BodyStream(context, HttpUtil.is100ContinueExpected(request));
             BodyStream requestBody = body;
+            S3Exchange[] self = new S3Exchange[1];
             exchange = new S3Exchange(context, request, requestBody, requestId, reusable -> {
                 inflight.release();
+                S3Exchange finished = self[0];
+                requests.labelValues(finished.operation(), Integer.toString(finished.status())).inc();
+                duration.labelValues(finished.operation()).observe(finished.elapsedNanos() / 1e9);
                 context.channel().eventLoop().execute(() -> {
                     if (body == requestBody) {
                         body = null;
@@ -231,6 +250,7 @@ public final class S3Gateway implements AutoCloseable {
                     }
                 });
             });
+            self[0] = exchange;
             S3Exchange started = exchange;
             Thread.ofVirtual().name("s3-" + requestId).start(() -> {
                 try {
@@ -245,6 +265,7 @@ public final class S3Gateway implements AutoCloseable {
 
         /** Answers on the event loop, without a request thread, and closes the connection. */
         private void refuse(ChannelHandlerContext context, S3Error error, String message, String requestId) {
+            refusals.labelValues(error.code()).inc();
             byte[] xml = Xml.error(error.code(), message, "/", requestId).getBytes(StandardCharsets.UTF_8);
             DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(error.httpStatus()),
                     Unpooled.wrappedBuffer(xml));

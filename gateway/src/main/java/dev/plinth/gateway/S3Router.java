@@ -73,6 +73,7 @@ final class S3Router {
         String method = exchange.method();
         if (bucket == null) {
             if (method.equals("GET")) {
+                exchange.operation("ListBuckets");
                 operations.listBuckets(exchange);
                 return;
             }
@@ -82,22 +83,36 @@ final class S3Router {
             switch (method) {
                 case "GET" -> {
                     if (exchange.hasParameter("location")) {
+                        exchange.operation("GetBucketLocation");
                         operations.bucketLocation(exchange, bucket);
                     } else if (exchange.hasParameter("versioning")) {
+                        exchange.operation("GetBucketVersioning");
                         operations.bucketVersioning(exchange, bucket);
                     } else if (exchange.hasParameter("uploads")) {
+                        exchange.operation("ListMultipartUploads");
                         operations.listMultipartUploads(exchange, bucket);
                     } else {
+                        exchange.operation("2".equals(exchange.parameter("list-type")) ? "ListObjectsV2" : "ListObjects");
                         operations.listObjects(exchange, bucket, "2".equals(exchange.parameter("list-type")));
                     }
                 }
-                case "HEAD" -> operations.headBucket(exchange, bucket);
-                case "PUT" -> operations.createBucket(exchange, body, bucket);
-                case "DELETE" -> operations.deleteBucket(exchange, bucket);
+                case "HEAD" -> {
+                    exchange.operation("HeadBucket");
+                    operations.headBucket(exchange, bucket);
+                }
+                case "PUT" -> {
+                    exchange.operation("CreateBucket");
+                    operations.createBucket(exchange, body, bucket);
+                }
+                case "DELETE" -> {
+                    exchange.operation("DeleteBucket");
+                    operations.deleteBucket(exchange, bucket);
+                }
                 case "POST" -> {
                     if (!exchange.hasParameter("delete")) {
                         throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on a bucket is only DeleteObjects (?delete)");
                     }
+                    exchange.operation("DeleteObjects");
                     operations.deleteObjects(exchange, body, bucket);
                 }
                 default -> throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on a bucket");
@@ -107,32 +122,44 @@ final class S3Router {
         switch (method) {
             case "GET" -> {
                 if (exchange.hasParameter("uploadId")) {
+                    exchange.operation("ListParts");
                     operations.listParts(exchange, bucket, key);
                 } else {
+                    exchange.operation("GetObject");
                     operations.getObject(exchange, bucket, key, true);
                 }
             }
-            case "HEAD" -> operations.headObject(exchange, bucket, key);
+            case "HEAD" -> {
+                exchange.operation("HeadObject");
+                operations.headObject(exchange, bucket, key);
+            }
             case "PUT" -> {
                 if (exchange.hasParameter("uploadId") || exchange.hasParameter("partNumber")) {
+                    exchange.operation("UploadPart");
                     operations.uploadPart(exchange, body, bucket, key);
                 } else if (exchange.header("x-amz-copy-source") != null) {
+                    exchange.operation("CopyObject");
                     operations.copyObject(exchange, body, bucket, key);
                 } else {
+                    exchange.operation("PutObject");
                     operations.putObject(exchange, body, bucket, key);
                 }
             }
             case "DELETE" -> {
                 if (exchange.hasParameter("uploadId")) {
+                    exchange.operation("AbortMultipartUpload");
                     operations.abortMultipartUpload(exchange, bucket);
                 } else {
+                    exchange.operation("DeleteObject");
                     operations.deleteObject(exchange, bucket, key);
                 }
             }
             case "POST" -> {
                 if (exchange.hasParameter("uploads")) {
+                    exchange.operation("CreateMultipartUpload");
                     operations.createMultipartUpload(exchange, bucket, key);
                 } else if (exchange.hasParameter("uploadId")) {
+                    exchange.operation("CompleteMultipartUpload");
                     operations.completeMultipartUpload(exchange, body, bucket, key);
                 } else {
                     throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on an object is only for multipart uploads");

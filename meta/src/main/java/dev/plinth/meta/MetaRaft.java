@@ -122,6 +122,24 @@ public final class MetaRaft implements AutoCloseable {
         }
     }
 
+    /** Whether this replica leads its group now. */
+    public boolean isLeader() {
+        try {
+            return server.getDivision(group.getGroupId()).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The highest log index this replica knows to be committed (-1 while unknown). */
+    public long commitIndex() {
+        try {
+            return server.getDivision(group.getGroupId()).getRaftLog().getLastCommittedIndex();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
     public boolean isSingleReplica() {
         return group.getPeers().size() == 1;
     }

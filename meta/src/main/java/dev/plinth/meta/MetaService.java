@@ -2,6 +2,9 @@ package dev.plinth.meta;
 
 import static java.util.Objects.requireNonNull;
 
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
 import dev.plinth.common.Config;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
@@ -92,6 +95,22 @@ public final class MetaService implements AutoCloseable {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
             }
         }));
+    }
+
+    /** Registers this MDT's gauges: Raft role and indexes, inodes, queue depths. */
+    public void registerMetrics(PrometheusRegistry registry) {
+        String mdt = Integer.toString(stateMachine.mdtIndex());
+        gauge(registry, "plinth_meta_raft_leader", "1 where this replica leads its MDT's Raft group.", () -> raft.isLeader() ? 1 : 0, mdt);
+        gauge(registry, "plinth_meta_raft_commit_index", "Highest committed index of the MDT's Raft log.", raft::commitIndex, mdt);
+        gauge(registry, "plinth_meta_raft_applied_index", "Highest index the MDT's state machine has applied.", stateMachine::appliedIndex, mdt);
+        gauge(registry, "plinth_meta_inodes", "Inodes in the MDT.", stateMachine::inodeCount, mdt);
+        gauge(registry, "plinth_meta_change_queue_changes", "Metadata changes waiting to be logged.", changes::size, mdt);
+        gauge(registry, "plinth_meta_removed_files_queue_files", "Removed files whose chunks wait to be freed.", removedFiles::size, mdt);
+    }
+
+    private static void gauge(PrometheusRegistry registry, String name, String help, java.util.function.LongSupplier value, String mdt) {
+        GaugeWithCallback.builder().name(name).help(help).labelNames("mdt").callback(callback -> callback.call(value.getAsLong(), mdt))
+                .register(registry);
     }
 
     public void start() {

@@ -258,6 +258,16 @@ public final class MetaStateMachine extends BaseStateMachine {
         return result;
     }
 
+    public int mdtIndex() {
+        return mdtIndex;
+    }
+
+    /** The index of the last log entry applied here (-1 before the first). */
+    public long appliedIndex() {
+        TermIndex last = getLastAppliedTermIndex();
+        return last == null ? -1 : last.getIndex();
+    }
+
     public long inodeCount() {
         return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).inodeCount();
     }

@@ -10,6 +10,9 @@ import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
 import dev.plinth.wire.messages.StorageMessages.RemoveFile;
 import dev.plinth.wire.messages.StorageMessages.SyncFile;
@@ -40,10 +43,25 @@ public final class StorageService implements AutoCloseable {
 
     private final Map<Integer, ChunkStore> targets = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor ioExecutor;
+    private final Counter bytes;
 
     public StorageService(int ioThreads) {
+        this(ioThreads, dev.plinth.wire.Metrics.unexposed());
+    }
+
+    public StorageService(int ioThreads, PrometheusRegistry registry) {
         this.ioExecutor = new ThreadPoolExecutor(ioThreads, ioThreads, 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE_MAX), Thread.ofPlatform().name("storage-io-", 0).daemon().factory());
+        this.bytes = dev.plinth.wire.Metrics.counter(registry, "plinth_target_io_bytes", "Bytes read from and written to each target's chunks.",
+                "target", "direction");
+        GaugeWithCallback.builder().name("plinth_target_capacity_bytes").help("Capacity each target reports (see target.capacity).")
+                .labelNames("target").callback(callback -> targets.values().forEach(target ->
+                        callback.call(target.capacityBytes(), Integer.toString(target.targetId())))).register(registry);
+        GaugeWithCallback.builder().name("plinth_target_used_bytes").help("Bytes each target's chunks take.")
+                .labelNames("target").callback(callback -> targets.values().forEach(target ->
+                        callback.call(target.usedBytes(), Integer.toString(target.targetId())))).register(registry);
+        GaugeWithCallback.builder().name("plinth_storage_io_queue_requests").help("Chunk requests waiting for a storage I/O thread.")
+                .callback(callback -> callback.call(ioExecutor.getQueue().size())).register(registry);
     }
 
     public void addTarget(ChunkStore store) {
@@ -101,7 +119,9 @@ public final class StorageService implements AutoCloseable {
             data.retain();
             return onDisk(context, () -> {
                 try {
+                    int length = data.readableBytes();
                     long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.segmentCrcs());
+                    bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
                     return Reply.of(new WriteChunkResult(result[0], (int) result[1]));
                 } finally {
                     data.release();
@@ -112,6 +132,7 @@ public final class StorageService implements AutoCloseable {
             ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
             ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
                     Arrays.stream(read.blockCrcs()).boxed().toList());
+            bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
             if (read.byteCount() == 0) {
                 return Reply.of(result);
             }
