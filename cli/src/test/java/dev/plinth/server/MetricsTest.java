@@ -129,7 +129,41 @@ class MetricsTest {
         assertThat(value(metrics, "plinth_meta_inodes{mdt=\"0\"}")).isGreaterThan(2);
         assertThat(metrics).contains("plinth_target_capacity_bytes{target=\"1\"}").contains("jvm_memory_used_bytes");
         assertThat(get("http://" + cluster.server().httpAddress() + "/readyz")).isEqualTo("ready\n");
+        checkReference();
         assertThat(get("http://" + cluster.server().httpAddress() + "/healthz")).isEqualTo("ok\n");
+    }
+
+    /**
+     * docs/metrics.md lists every plinth_* metric of a server with a mount, from the registry itself
+     * (names, types, help), so the reference cannot drift from the code.
+     */
+    private void checkReference() throws IOException {
+        StringBuilder markdown = new StringBuilder("# Metrics reference\n\n")
+                .append("Every `plinth_*` metric a `plinth server` (with `--mount`) exposes at `/metrics`, beside the JVM's `jvm_*`.\n")
+                .append("Generated from the registry by `MetricsTest`; regenerate with ")
+                .append("`./mvnw -pl cli test -Dtest=MetricsTest -Dplinth.write-docs=true`. `plinth gateway` exposes the `plinth_s3_*` ")
+                .append("families and `plinth mount` the `plinth_fuse_*` ones.\n\n")
+                .append("| metric | type | what it counts |\n|---|---|---|\n");
+        cluster.server().metrics().scrape().stream()
+                .filter(snapshot -> snapshot.getMetadata().getPrometheusName().startsWith("plinth_"))
+                .sorted(java.util.Comparator.comparing(snapshot -> snapshot.getMetadata().getPrometheusName()))
+                .forEach(snapshot -> {
+                    String type = snapshot.getClass().getSimpleName().replace("Snapshot", "").toLowerCase(java.util.Locale.ROOT);
+                    String name = snapshot.getMetadata().getPrometheusName() + (type.equals("counter") ? "_total" : "");
+                    markdown.append("| `").append(name).append("` | ").append(type).append(" | ")
+                            .append(snapshot.getMetadata().getHelp()).append(" |\n");
+                });
+        Path docs = Path.of("").toAbsolutePath();
+        while (docs != null && !Files.exists(docs.resolve("docs"))) {
+            docs = docs.getParent();
+        }
+        Path reference = docs.resolve("docs").resolve("metrics.md");
+        if (Boolean.getBoolean("plinth.write-docs")) {
+            Files.writeString(reference, markdown.toString());
+        }
+        assertThat(Files.exists(reference) ? Files.readString(reference) : "")
+                .as("docs/metrics.md is stale: run ./mvnw -pl cli test -Dtest=MetricsTest -Dplinth.write-docs=true")
+                .isEqualTo(markdown.toString());
     }
 
     @Test
