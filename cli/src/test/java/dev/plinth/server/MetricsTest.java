@@ -129,7 +129,8 @@ class MetricsTest {
         assertThat(value(metrics, "plinth_meta_inodes{mdt=\"0\"}")).isGreaterThan(2);
         assertThat(metrics).contains("plinth_target_capacity_bytes{target=\"1\"}").contains("jvm_memory_used_bytes");
         assertThat(get("http://" + cluster.server().httpAddress() + "/readyz")).isEqualTo("ready\n");
-        checkReference();
+        java.util.Set<String> registered = checkReference();
+        checkDeployFiles(metrics, registered);
         assertThat(get("http://" + cluster.server().httpAddress() + "/healthz")).isEqualTo("ok\n");
     }
 
@@ -137,7 +138,8 @@ class MetricsTest {
      * docs/metrics.md lists every plinth_* metric of a server with a mount, from the registry itself
      * (names, types, help), so the reference cannot drift from the code.
      */
-    private void checkReference() throws IOException {
+    private java.util.Set<String> checkReference() throws IOException {
+        java.util.Set<String> names = new java.util.TreeSet<>();
         StringBuilder markdown = new StringBuilder("# Metrics reference\n\n")
                 .append("Every `plinth_*` metric a `plinth server` (with `--mount`) exposes at `/metrics`, beside the JVM's `jvm_*`.\n")
                 .append("Generated from the registry by `MetricsTest`; regenerate with ")
@@ -150,6 +152,7 @@ class MetricsTest {
                 .forEach(snapshot -> {
                     String type = snapshot.getClass().getSimpleName().replace("Snapshot", "").toLowerCase(java.util.Locale.ROOT);
                     String name = snapshot.getMetadata().getPrometheusName() + (type.equals("counter") ? "_total" : "");
+                    names.add(name);
                     markdown.append("| `").append(name).append("` | ").append(type).append(" | ")
                             .append(snapshot.getMetadata().getHelp()).append(" |\n");
                 });
@@ -164,6 +167,41 @@ class MetricsTest {
         assertThat(Files.exists(reference) ? Files.readString(reference) : "")
                 .as("docs/metrics.md is stale: run ./mvnw -pl cli test -Dtest=MetricsTest -Dplinth.write-docs=true")
                 .isEqualTo(markdown.toString());
+        return names;
+    }
+
+    /**
+     * deploy/: the Prometheus config is valid, and the Grafana dashboard asks only for metrics a
+     * cluster exposes: Plinth's as registered (a family with no samples yet is not in the scrape),
+     * the JVM's as scraped.
+     */
+    private void checkDeployFiles(String exposition, java.util.Set<String> registered) throws Exception {
+        Path deploy = Path.of("").toAbsolutePath();
+        while (deploy != null && !Files.exists(deploy.resolve("deploy"))) {
+            deploy = deploy.getParent();
+        }
+        deploy = deploy.resolve("deploy");
+        TestProcesses.run(List.of("/usr/bin/promtool", "check", "config", deploy.resolve("prometheus/prometheus.yml").toString()),
+                Duration.ofSeconds(30));
+        String dashboard = Files.readString(deploy.resolve("grafana/plinth-dashboard.json"));
+        Matcher expressions = Pattern.compile("\"expr\":\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(dashboard);
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        while (expressions.find()) {
+            Matcher metric = Pattern.compile("\\b((?:plinth|jvm)_[a-z0-9_]+)").matcher(expressions.group(1));
+            while (metric.find()) {
+                names.add(metric.group(1).replaceAll("_(bucket|count|sum)$", ""));
+            }
+        }
+        assertThat(names).as("metrics the dashboard uses").hasSizeGreaterThan(10);
+        List<String> samples = exposition.lines().filter(line -> !line.startsWith("#")).toList();
+        for (String name : names) {
+            if (name.startsWith("plinth_")) {
+                assertThat(registered).as("the dashboard's %s is registered", name).contains(name);
+            } else {
+                assertThat(samples).as("the dashboard's %s is exposed", name)
+                        .anyMatch(line -> line.startsWith(name + "{") || line.startsWith(name + " ") || line.startsWith(name + "_"));
+            }
+        }
     }
 
     @Test
