@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
                 DfCommand.class,
                 BenchCommand.class,
                 SettingsCommand.class,
+                DoctorCommand.class,
                 CliReference.class,
                 CommandLine.HelpCommand.class,
         })
