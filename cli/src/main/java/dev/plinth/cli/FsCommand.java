@@ -143,14 +143,17 @@ final class FsCommand {
                     destination = join(path, Path.of(local).getFileName().toString());
                 }
                 // open the source first: a missing local file must not leave an empty file behind
+                long size = local.equals("-") ? -1 : Files.size(Path.of(local));
                 try (InputStream in = local.equals("-") ? System.in : Files.newInputStream(Path.of(local));
-                     PlinthFile file = plinth.create(destination, 0644, false, null)) {
+                     PlinthFile file = plinth.create(destination, 0644, false, null);
+                     Progress progress = new Progress("put " + destination, size)) {
                     byte[] buffer = new byte[IO_BYTES];
                     long offset = 0;
                     int read;
                     while ((read = in.readNBytes(buffer, 0, buffer.length)) > 0) {
                         file.write(offset, ByteBuffer.wrap(buffer, 0, read));
                         offset += read;
+                        progress.advance(read);
                     }
                 }
             }
@@ -174,8 +177,10 @@ final class FsCommand {
             try (PlinthClient plinth = client.connect(); PlinthFile file = plinth.open(path, false)) {
                 Path target = Files.isDirectory(local) ? local.resolve(Path.of(path).getFileName().toString()) : local;
                 try (FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                        StandardOpenOption.TRUNCATE_EXISTING)) {
+                        StandardOpenOption.TRUNCATE_EXISTING);
+                     Progress progress = new Progress("get " + path, file.size())) {
                     copy(file, buffer -> {
+                        progress.advance(buffer.remaining());
                         while (buffer.hasRemaining()) {
                             out.write(buffer);
                         }

@@ -54,9 +54,8 @@ final class MountCommand implements Callable<Integer> {
         }
         PrometheusRegistry metrics = new PrometheusRegistry();
         try (PlinthClient plinth = client.connect(mountOptions.config());
-             FuseMount mount = FuseMount.mount(plinth, mountpoint, mountOptions, metrics);
+             FuseMount mount = mountWithUnmountHook(plinth, mountOptions, metrics);
              HttpEndpoint endpoint = HttpEndpoint.startOrWarn(mountOptions.config().get(Settings.MOUNT_HTTP_LISTEN), metrics, () -> true)) {
-            Runtime.getRuntime().addShutdownHook(new Thread(mount::close, "plinth-unmount"));
             System.out.println("plinth mounted " + client.serverAddress() + " on " + mount.mountpoint()
                     + (endpoint == null ? "" : " (metrics: http://" + endpoint.address() + "/metrics)"));
             System.out.flush();
@@ -64,6 +63,13 @@ final class MountCommand implements Callable<Integer> {
             System.out.println("plinth unmounted " + mount.mountpoint());
         }
         return 0;
+    }
+
+    /** Mounts, and at once makes SIGTERM unmount: a signal that came before the hook would leave a stale mount behind. */
+    private FuseMount mountWithUnmountHook(PlinthClient plinth, MountOptions mountOptions, PrometheusRegistry metrics) {
+        FuseMount mount = FuseMount.mount(plinth, mountpoint, mountOptions, metrics);
+        Runtime.getRuntime().addShutdownHook(new Thread(mount::close, "plinth-unmount"));
+        return mount;
     }
 
     static boolean isRoot() {
