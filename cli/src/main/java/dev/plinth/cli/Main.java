@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
                 GetstripeCommand.class,
                 PoolCommand.class,
                 DfCommand.class,
+                StatusCommand.class,
                 BenchCommand.class,
                 SettingsCommand.class,
                 DoctorCommand.class,

@@ -138,4 +138,15 @@ class CliTest {
         assertThat(plinth("s3", "keys", "list").out()).doesNotContain("ALICEKEY");
         assertThat(plinth("s3", "keys", "delete", "ALICEKEY").err()).contains("no access key");
     }
+
+    @Test
+    void statusShowsNodesTargetsAndSpace() {
+        Result status = plinth("status");
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).contains("NODE").contains("online").contains("TARGET").contains("pool default")
+                .contains("inodes").contains("all nodes and targets online");
+        Result json = plinth("status", "--json");
+        assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
+                .contains("\"online\":true").contains("\"attention\":[]");
+    }
 }

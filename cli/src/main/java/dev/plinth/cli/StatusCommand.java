@@ -1,0 +1,123 @@
+package dev.plinth.cli;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Sizes;
+import dev.plinth.wire.messages.MetaMessages.StatFsReply;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetState;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = {"The cluster at a glance: nodes, targets and their states, capacity, inodes, pools, and what needs attention.",
+                "Exit code 0 when everything is online, 1 when something is offline or the cluster cannot be reached."})
+final class StatusCommand implements Callable<Integer> {
+    @Mixin
+    ClientMixin client;
+
+    @Option(names = "--json", description = "Print as JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        ClusterMap map;
+        StatFsReply statFs;
+        try (PlinthClient plinth = client.connect()) {
+            map = plinth.refreshClusterMap();
+            statFs = plinth.statFs();
+        }
+        List<String> attention = new ArrayList<>();
+        for (NodeInfo node : map.nodes()) {
+            if (!node.online()) {
+                attention.add("node " + node.nodeId() + " (" + node.rpcAddress() + ") is offline");
+            }
+        }
+        for (TargetInfo target : map.targets()) {
+            if (target.state() != TargetState.ONLINE) {
+                attention.add("target " + target.targetId() + " is " + target.state().name().toLowerCase(Locale.ROOT));
+            }
+            if (target.capacityBytes() > 0 && target.usedBytes() > 0.9 * target.capacityBytes()) {
+                attention.add("target " + target.targetId() + " is " + Math.round(100.0 * target.usedBytes() / target.capacityBytes()) + "% full");
+            }
+        }
+        if (json) {
+            System.out.println(Json.write(describe(map, statFs, attention)));
+        } else {
+            print(map, statFs, attention);
+        }
+        return attention.stream().anyMatch(line -> !line.endsWith("full")) ? 1 : 0;
+    }
+
+    private void print(ClusterMap map, StatFsReply statFs, List<String> attention) {
+        long used = statFs.capacityBytes() - statFs.freeBytes();
+        System.out.printf(Locale.ROOT, "cluster  %s (map version %d)%n", client.serverAddress(), map.version());
+        System.out.printf(Locale.ROOT, "space    %s used of %s (%d%%), %s free; %d inodes%n", Sizes.format(used), Sizes.format(statFs.capacityBytes()),
+                statFs.capacityBytes() == 0 ? 0 : Math.round(100.0 * used / statFs.capacityBytes()), Sizes.format(statFs.freeBytes()), statFs.inodes());
+        System.out.println();
+        System.out.printf("%-6s %-24s %-8s %s%n", "NODE", "ADDRESS", "STATE", "TARGETS");
+        for (NodeInfo node : map.nodes()) {
+            List<Integer> targets = map.targets().stream().filter(t -> t.nodeId() == node.nodeId()).map(TargetInfo::targetId).toList();
+            System.out.printf("%-6d %-24s %-8s %s%n", node.nodeId(), node.rpcAddress(), node.online() ? "online" : "offline", targets);
+        }
+        System.out.println();
+        System.out.printf("%-7s %-5s %-8s %12s %12s %5s  %s%n", "TARGET", "NODE", "STATE", "SIZE", "USED", "USE%", "PATH");
+        for (TargetInfo target : map.targets()) {
+            System.out.printf(Locale.ROOT, "%-7d %-5d %-8s %12s %12s %4d%%  %s%n", target.targetId(), target.nodeId(),
+                    target.state().name().toLowerCase(Locale.ROOT), Sizes.format(target.capacityBytes()), Sizes.format(target.usedBytes()),
+                    target.capacityBytes() == 0 ? 0 : Math.round(100.0 * target.usedBytes() / target.capacityBytes()), target.path());
+        }
+        System.out.println();
+        for (PoolInfo pool : map.pools()) {
+            System.out.printf("pool %-16s %s%n", pool.name(), pool.targetIds().isEmpty() ? "(all targets)" : pool.targetIds());
+        }
+        System.out.println();
+        System.out.println(attention.isEmpty() ? "all nodes and targets online" : "attention:\n  " + String.join("\n  ", attention));
+    }
+
+    private Map<String, Object> describe(ClusterMap map, StatFsReply statFs, List<String> attention) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("server", client.serverAddress().toString());
+        out.put("map_version", map.version());
+        out.put("capacity_bytes", statFs.capacityBytes());
+        out.put("free_bytes", statFs.freeBytes());
+        out.put("inodes", statFs.inodes());
+        List<Object> nodes = new ArrayList<>();
+        for (NodeInfo node : map.nodes()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("node_id", node.nodeId());
+            entry.put("address", node.rpcAddress());
+            entry.put("online", node.online());
+            nodes.add(entry);
+        }
+        out.put("nodes", nodes);
+        List<Object> targets = new ArrayList<>();
+        for (TargetInfo target : map.targets()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("target_id", target.targetId());
+            entry.put("node_id", target.nodeId());
+            entry.put("state", target.state().name().toLowerCase(Locale.ROOT));
+            entry.put("capacity_bytes", target.capacityBytes());
+            entry.put("used_bytes", target.usedBytes());
+            entry.put("path", target.path());
+            targets.add(entry);
+        }
+        out.put("targets", targets);
+        List<Object> pools = new ArrayList<>();
+        for (PoolInfo pool : map.pools()) {
+            pools.add(Map.of("name", pool.name(), "target_ids", pool.targetIds()));
+        }
+        out.put("pools", pools);
+        out.put("attention", attention);
+        return out;
+    }
+}
