@@ -213,7 +213,7 @@ public final class EmbeddedServer implements AutoCloseable {
     private void startGateway(HostPort listen, ClusterSecret secret, Config config) throws IOException {
         PlinthClient client = PlinthClient.connect(new ClientOptions(rpcAddress, secret, Credentials.ROOT, config, "s3-gateway"));
         resources.add(client);
-        Path credentialsFile = dataDirectory.resolve("s3-credentials");
+        Path credentialsFile = s3CredentialsFile();
         if (!Files.exists(credentialsFile)) {
             Credentials owner = ClientOptions.processCredentials();
             AccessKey key = client.createAccessKey(new CreateAccessKey(null, null, owner.uid(), owner.gid(), owner.groups(),

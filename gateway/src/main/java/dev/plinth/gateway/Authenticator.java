@@ -21,11 +21,7 @@ final class Authenticator {
     static final long PRESIGN_EXPIRES_SECONDS_MAX = 7 * 24 * 3600;
 
     /** Who a request acts for, and its body as the handler must read it. */
-    record Authenticated(Credentials credentials, String accessKeyId, InputStream body) {
-        boolean anonymous() {
-            return accessKeyId == null;
-        }
-    }
+    record Authenticated(Credentials credentials, InputStream body) {}
 
     private final AccessKeys keys;
     private final Credentials anonymousCredentials;
@@ -52,7 +48,7 @@ final class Authenticator {
         if (anonymousCredentials == null) {
             throw new S3Exception(S3Error.ACCESS_DENIED, "anonymous requests are not allowed here; sign requests with an access key");
         }
-        return new Authenticated(anonymousCredentials, null, exchange.body());
+        return new Authenticated(anonymousCredentials, exchange.body());
     }
 
     private record Scope(String accessKeyId, String date, String region, String service) {
@@ -112,14 +108,7 @@ final class Authenticator {
         if (!headerNames.contains("host")) {
             throw new S3Exception(malformed, "the signed headers must include host");
         }
-        String canonical = SigV4.canonicalRequest(exchange.method(), SigV4.uriEncode(exchange.path(), true),
-                SigV4.canonicalQuery(exchange.query(), null), headerNames, exchange::joinedHeader, payloadHash);
-        byte[] signingKey = signingKey(key, scope);
-        String expected = SigV4.signature(signingKey, SigV4.stringToSign(amzDate, scope.text(), canonical));
-        if (!SigV4.same(expected, signature)) {
-            throw new S3Exception(S3Error.SIGNATURE_DOES_NOT_MATCH,
-                    "the request signature we calculated does not match the signature you provided; check your key and signing method");
-        }
+        byte[] signingKey = verify(exchange, key, scope, headerNames, null, payloadHash, amzDate, signature);
         InputStream body = switch (payloadHash) {
             case SigV4.UNSIGNED_PAYLOAD -> exchange.body();
             case SigV4.STREAMING_SIGNED, SigV4.STREAMING_SIGNED_TRAILER, SigV4.STREAMING_UNSIGNED_TRAILER ->
@@ -133,7 +122,7 @@ final class Authenticator {
                         S3Error.CONTENT_SHA256_MISMATCH, "the body does not match x-amz-content-sha256");
             }
         };
-        return new Authenticated(credentials(key), key.accessKeyId(), body);
+        return new Authenticated(credentials(key), body);
     }
 
     private Authenticated fromQuery(S3Exchange exchange) {
@@ -174,15 +163,25 @@ final class Authenticator {
         if (payloadHash == null || !headerNames.contains("x-amz-content-sha256")) {
             payloadHash = SigV4.UNSIGNED_PAYLOAD;
         }
+        verify(exchange, key, scope, headerNames, "X-Amz-Signature", payloadHash, amzDate, signature);
+        return new Authenticated(credentials(key), exchange.body());
+    }
+
+    /**
+     * Checks a request's signature (header or query form: {@code excludedParameter} is the query
+     * parameter that carries it) and returns the signing key, which streaming bodies chain from.
+     */
+    private byte[] verify(S3Exchange exchange, AccessKey key, Scope scope, List<String> headerNames, String excludedParameter,
+                          String payloadHash, String amzDate, String signature) {
         String canonical = SigV4.canonicalRequest(exchange.method(), SigV4.uriEncode(exchange.path(), true),
-                SigV4.canonicalQuery(exchange.query(), "X-Amz-Signature"), headerNames, exchange::joinedHeader, payloadHash);
+                SigV4.canonicalQuery(exchange.query(), excludedParameter), headerNames, exchange::joinedHeader, payloadHash);
         byte[] signingKey = signingKey(key, scope);
         String expected = SigV4.signature(signingKey, SigV4.stringToSign(amzDate, scope.text(), canonical));
         if (!SigV4.same(expected, signature)) {
             throw new S3Exception(S3Error.SIGNATURE_DOES_NOT_MATCH,
                     "the request signature we calculated does not match the signature you provided; check your key and signing method");
         }
-        return new Authenticated(credentials(key), key.accessKeyId(), exchange.body());
+        return signingKey;
     }
 
     /** Signing keys by key, secret, day and region: four HMACs a request saved; a key's signing key changes once a day. */

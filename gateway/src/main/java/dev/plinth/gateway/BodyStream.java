@@ -33,7 +33,6 @@ final class BodyStream extends ByteArrayReads {
     private boolean ended;
     private boolean released;
     private Throwable failure;
-    private long receivedBytes;
     private boolean started;
 
     BodyStream(ChannelHandlerContext context, boolean expectContinue) {
@@ -54,7 +53,6 @@ final class BodyStream extends ByteArrayReads {
             if (content.isReadable()) {
                 queue.add(content);
                 queuedBytes += content.readableBytes();
-                receivedBytes += content.readableBytes();
             } else {
                 content.release();
             }
@@ -92,15 +90,6 @@ final class BodyStream extends ByteArrayReads {
         lock.lock();
         try {
             return ended && failure == null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    long receivedBytes() {
-        lock.lock();
-        try {
-            return receivedBytes;
         } finally {
             lock.unlock();
         }

@@ -14,7 +14,6 @@ enum S3Error {
     BUCKET_NOT_EMPTY("BucketNotEmpty", 409),
     ENTITY_TOO_LARGE("EntityTooLarge", 400),
     ENTITY_TOO_SMALL("EntityTooSmall", 400),
-    EXPIRED_TOKEN("ExpiredToken", 400),
     INCOMPLETE_BODY("IncompleteBody", 400),
     INTERNAL_ERROR("InternalError", 500),
     INVALID_ACCESS_KEY_ID("InvalidAccessKeyId", 403),

@@ -49,7 +49,7 @@ final class S3Exchange {
 
     /** Told once when the exchange is over, and whether the connection can serve the next request. */
     interface Completion {
-        void done(boolean connectionReusable);
+        void done(S3Exchange exchange, boolean connectionReusable);
     }
 
     S3Exchange(ChannelHandlerContext context, HttpRequest request, BodyStream body, String requestId, Completion onComplete) {
@@ -139,10 +139,6 @@ final class S3Exchange {
         return System.nanoTime() - startNanos;
     }
 
-    String resource() {
-        return path;
-    }
-
     // ---- responses
 
     private HttpHeaders standard(HttpResponse response) {
@@ -187,7 +183,7 @@ final class S3Exchange {
             respond(error.error().httpStatus(), null, null);
             return;
         }
-        respondXml(error.error().httpStatus(), Xml.error(error.error().code(), error.getMessage(), resource(), requestId));
+        respondXml(error.error().httpStatus(), Xml.error(error.error().code(), error.getMessage(), path, requestId));
     }
 
     /** Starts a streamed response; with {@code contentLength} < 0 it is chunked. */
@@ -258,10 +254,6 @@ final class S3Exchange {
         responseStarted = true;
     }
 
-    boolean responseStarted() {
-        return responseStarted;
-    }
-
     /**
      * Ends the exchange once {@code written} is out. Whether the connection may serve another
      * request is decided then, on the event loop, when every piece of this request that had
@@ -271,14 +263,14 @@ final class S3Exchange {
     private void finish(io.netty.channel.ChannelFuture written) {
         boolean keepAlive = HttpUtil.isKeepAlive(request) && !closeAfterResponse;
         responseDone = true;
-        written.addListener(future -> onComplete.done(future.isSuccess() && keepAlive && body.ended()));
+        written.addListener(future -> onComplete.done(this, future.isSuccess() && keepAlive && body.ended()));
     }
 
     /** Ends an exchange whose connection was cut. */
     private void complete() {
         if (!responseDone) {
             responseDone = true;
-            onComplete.done(false);
+            onComplete.done(this, false);
         }
     }
 

@@ -229,10 +229,8 @@ public final class S3Gateway implements AutoCloseable {
             }
             body = new BodyStream(context, HttpUtil.is100ContinueExpected(request));
             BodyStream requestBody = body;
-            S3Exchange[] self = new S3Exchange[1];
-            exchange = new S3Exchange(context, request, requestBody, requestId, reusable -> {
+            exchange = new S3Exchange(context, request, requestBody, requestId, (finished, reusable) -> {
                 inflight.release();
-                S3Exchange finished = self[0];
                 requests.labelValues(finished.operation(), Integer.toString(finished.status())).inc();
                 duration.labelValues(finished.operation()).observe(finished.elapsedNanos() / 1e9);
                 context.channel().eventLoop().execute(() -> {
@@ -250,7 +248,6 @@ public final class S3Gateway implements AutoCloseable {
                     }
                 });
             });
-            self[0] = exchange;
             S3Exchange started = exchange;
             Thread.ofVirtual().name("s3-" + requestId).start(() -> {
                 try {

@@ -151,10 +151,10 @@ final class S3Namespace {
     /** The stored record of a file, or null (never written through S3, or unreadable). */
     ObjectRecord record(long inodeId) {
         try {
-            byte[] value = ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).call(() -> client.getXattr(inodeId, ObjectRecord.XATTR));
-            return RecordCodec.decode(ObjectRecord.class, value);
+            return ObjectRecord.decode(ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT)
+                    .call(() -> client.getXattr(inodeId, ObjectRecord.XATTR)));
         } catch (PlinthException e) {
-            if (e.code() == ErrorCode.NO_ATTRIBUTE || e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.PROTOCOL_ERROR) {
+            if (e.code() == ErrorCode.NO_ATTRIBUTE || e.code() == ErrorCode.NOT_FOUND) {
                 return null;
             }
             throw translate(e);
@@ -269,7 +269,4 @@ final class S3Namespace {
         }
     }
 
-    List<dev.plinth.wire.messages.MetaMessages.DirEntry> listRoot() {
-        return client.list(rootPath());
-    }
 }

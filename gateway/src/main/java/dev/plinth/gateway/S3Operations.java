@@ -906,10 +906,10 @@ final class S3Operations {
                     .element("Key", key).element("ETag", "\"" + written.etag() + "\"").end("CompleteMultipartUploadResult")
                     .substring(Xml.HEADER.length());
         } catch (S3Exception e) {
-            result = Xml.error(e.error().code(), e.getMessage(), exchange.resource(), exchange.requestId()).substring(Xml.HEADER.length());
+            result = Xml.error(e.error().code(), e.getMessage(), exchange.path(), exchange.requestId()).substring(Xml.HEADER.length());
         } catch (PlinthException e) {
             S3Exception translated = S3Namespace.translate(e);
-            result = Xml.error(translated.error().code(), e.getMessage(), exchange.resource(), exchange.requestId()).substring(Xml.HEADER.length());
+            result = Xml.error(translated.error().code(), e.getMessage(), exchange.path(), exchange.requestId()).substring(Xml.HEADER.length());
         }
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(result, StandardCharsets.UTF_8));
         exchange.endStream();

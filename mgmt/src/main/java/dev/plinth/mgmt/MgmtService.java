@@ -61,6 +61,11 @@ public final class MgmtService {
         State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
             return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys);
         }
+
+        /** Keys are not part of the cluster map, so changing them leaves its version as it is. */
+        State withAccessKeys(List<AccessKey> nextKeys) {
+            return new State(formatVersion, version, nodes, targets, pools, nextKeys);
+        }
     }
 
     private final Path stateFile;
@@ -194,7 +199,7 @@ public final class MgmtService {
                 request.description() == null ? "" : request.description(), System.currentTimeMillis());
         List<AccessKey> keys = new ArrayList<>(state.accessKeys());
         keys.add(key);
-        commit(new State(FORMAT_VERSION, state.version(), state.nodes(), state.targets(), state.pools(), keys));
+        commit(state.withAccessKeys(keys));
         return key;
     }
 
@@ -207,7 +212,7 @@ public final class MgmtService {
         if (!keys.removeIf(k -> k.accessKeyId().equals(accessKeyId))) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "no access key '" + accessKeyId + "'");
         }
-        commit(new State(FORMAT_VERSION, state.version(), state.nodes(), state.targets(), state.pools(), keys));
+        commit(state.withAccessKeys(keys));
     }
 
     private static String generate(String alphabet, int length, String prefix) {

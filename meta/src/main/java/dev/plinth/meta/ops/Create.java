@@ -55,11 +55,7 @@ public final class Create {
         if (request.name() != null || !request.openForWrite()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "an unnamed file has no name and is opened for writing");
         }
-        InodeRecord parent = namespace.directory(request.parentId());
-        namespace.check(parent, Namespace.WRITE | Namespace.EXECUTE);
-        if (parent.linkCount() == 0) {
-            throw new PlinthException(ErrorCode.NOT_FOUND, "directory was removed");
-        }
+        InodeRecord parent = NewEntry.writableDirectory(namespace, request.parentId());
         if (request.layout() == null || request.layout().chainIds().isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a new file needs a placed layout");
         }

@@ -16,6 +16,11 @@ final class NewEntry {
     /** The parent, checked: a directory the caller may write and search, without an entry {@code name}. */
     static InodeRecord writableParent(Namespace namespace, long parentId, String name) {
         Names.validateName(name);
+        return writableDirectory(namespace, parentId);
+    }
+
+    /** A directory the caller may add entries to (write and search permission), not removed. */
+    static InodeRecord writableDirectory(Namespace namespace, long parentId) {
         InodeRecord parent = namespace.directory(parentId);
         namespace.check(parent, Namespace.WRITE | Namespace.EXECUTE);
         if (parent.linkCount() == 0) {

@@ -59,9 +59,7 @@ public final class Publish {
                 throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + request.targetName() + "'");
             }
             namespace.checkSticky(parent, target);
-            namespace.deleteDentry(parent.inodeId(), request.targetName());
-            namespace.putInode(namespace.inode(parent.inodeId()).withChildDelta(-1, 0, now));
-            namespace.dropLink(target);
+            Rename.removeReplacedFile(namespace, parent, request.targetName(), target, now);
         }
         namespace.putDentry(parent.inodeId(), request.targetName(), new DentryRecord(inode.inodeId(), FileType.FILE));
         namespace.putInode(namespace.inode(parent.inodeId()).withChildDelta(1, 0, now));

@@ -60,9 +60,7 @@ public final class Rename {
             if (target.isDirectory()) {
                 Rmdir.removeEmptyDirectory(namespace, targetParent, request.targetName(), target);
             } else {
-                namespace.deleteDentry(targetParent.inodeId(), request.targetName());
-                namespace.putInode(namespace.inode(targetParent.inodeId()).withChildDelta(-1, 0, now));
-                namespace.dropLink(target);
+                removeReplacedFile(namespace, targetParent, request.targetName(), target, now);
             }
         }
         int linkDelta = moveDirectory ? 1 : 0;
@@ -74,6 +72,13 @@ public final class Rename {
         namespace.putInode(moveDirectory ? moved.withParent(targetParent.inodeId(), now)
                 : moved.withTimes(moved.atimeNanos(), moved.mtimeNanos(), now));
         return HandshakeMessages.EMPTY;
+    }
+
+    /** Drops the entry of a file that a new one replaces (rename over it, or publish over it). */
+    static void removeReplacedFile(Namespace namespace, InodeRecord parent, String name, InodeRecord target, long now) {
+        namespace.deleteDentry(parent.inodeId(), name);
+        namespace.putInode(namespace.inode(parent.inodeId()).withChildDelta(-1, 0, now));
+        namespace.dropLink(target);
     }
 
     private static void checkNotIntoItself(Namespace namespace, long directoryId, long destinationId) {
