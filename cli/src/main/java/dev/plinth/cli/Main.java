@@ -10,6 +10,9 @@ import picocli.CommandLine.Command;
         description = "Plinth: a tiered, striped file system for AI training clusters.",
         subcommands = {
                 ServerCommand.class,
+                MgmtCommand.class,
+                MetaCommand.class,
+                StorageCommand.class,
                 MountCommand.class,
                 GatewayCommand.class,
                 S3Command.class,

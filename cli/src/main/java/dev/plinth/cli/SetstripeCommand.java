@@ -31,6 +31,9 @@ final class SetstripeCommand implements Callable<Integer> {
     @Option(names = {"-p", "--pool"}, paramLabel = "POOL", description = "Target pool (see `plinth pool list`).")
     String pool;
 
+    @Option(names = {"-r", "--replicas"}, paramLabel = "R", description = "Copies of every chunk, on a chain of R targets on distinct nodes.")
+    Integer replicas;
+
     @Parameters(paramLabel = "PATH")
     String path;
 
@@ -54,7 +57,7 @@ final class SetstripeCommand implements Callable<Integer> {
             Layout layout = new Layout(count,
                     stripeSize == null ? current.stripeSizeBytes() : Math.toIntExact(Sizes.parseBytes(stripeSize)),
                     chunkSize == null ? current.chunkSizeBytes() : Math.toIntExact(Sizes.parseBytes(chunkSize)),
-                    poolName, current.replicas(), List.of()).validate();
+                    poolName, replicas == null ? current.replicas() : replicas, List.of()).validate();
             if (exists) {
                 plinth.setLayout(path, layout);
             } else {

@@ -3,7 +3,9 @@ package dev.plinth.cli;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MetaMessages.StatFsReply;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.MemberState;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
@@ -50,6 +52,11 @@ final class StatusCommand implements Callable<Integer> {
                 attention.add("target " + target.targetId() + " is " + Math.round(100.0 * target.usedBytes() / target.capacityBytes()) + "% full");
             }
         }
+        for (ChainInfo chain : map.chains()) {
+            if (!chain.healthy()) {
+                attention.add("chain " + chain.chainId() + " is " + chainState(chain) + ": " + members(chain));
+            }
+        }
         if (json) {
             System.out.println(Json.write(describe(map, statFs, attention)));
         } else {
@@ -76,12 +83,36 @@ final class StatusCommand implements Callable<Integer> {
                     target.state().name().toLowerCase(Locale.ROOT), Sizes.format(target.capacityBytes()), Sizes.format(target.usedBytes()),
                     target.capacityBytes() == 0 ? 0 : Math.round(100.0 * target.usedBytes() / target.capacityBytes()), target.path());
         }
+        List<ChainInfo> replicated = map.chains().stream().filter(c -> c.replicas() > 1).toList();
+        if (!replicated.isEmpty()) {
+            System.out.println();
+            System.out.printf("%-8s %-8s %-10s %s%n", "CHAIN", "VERSION", "STATE", "MEMBERS (head first)");
+            for (ChainInfo chain : replicated) {
+                System.out.printf(Locale.ROOT, "%-8d %-8d %-10s %s%n", chain.chainId(), chain.version(), chainState(chain), members(chain));
+            }
+        }
         System.out.println();
         for (PoolInfo pool : map.pools()) {
             System.out.printf("pool %-16s %s%n", pool.name(), pool.targetIds().isEmpty() ? "(all targets)" : pool.targetIds());
         }
         System.out.println();
-        System.out.println(attention.isEmpty() ? "all nodes and targets online" : "attention:\n  " + String.join("\n  ", attention));
+        System.out.println(attention.isEmpty() ? "all nodes, targets and chains healthy" : "attention:\n  " + String.join("\n  ", attention));
+    }
+
+    /** healthy; rebuilding (a member syncing); degraded (a member away); or unavailable (no member can serve). */
+    static String chainState(ChainInfo chain) {
+        if (chain.healthy()) {
+            return "healthy";
+        }
+        if (chain.members().stream().anyMatch(m -> m.state() == MemberState.SYNCING)) {
+            return "rebuilding";
+        }
+        return "degraded";
+    }
+
+    private static String members(ChainInfo chain) {
+        return chain.members().stream().map(m -> m.targetId() + (m.state() == MemberState.SERVING ? "" : "(" + m.state().name().toLowerCase(Locale.ROOT) + ")"))
+                .reduce((a, b) -> a + " -> " + b).orElse("");
     }
 
     private Map<String, Object> describe(ClusterMap map, StatFsReply statFs, List<String> attention) {
@@ -117,6 +148,17 @@ final class StatusCommand implements Callable<Integer> {
             pools.add(Map.of("name", pool.name(), "target_ids", pool.targetIds()));
         }
         out.put("pools", pools);
+        List<Object> chains = new ArrayList<>();
+        for (ChainInfo chain : map.chains()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("chain_id", chain.chainId());
+            entry.put("version", chain.version());
+            entry.put("state", chainState(chain));
+            entry.put("members", chain.members().stream().map(m -> Map.of("target_id", m.targetId(),
+                    "state", m.state().name().toLowerCase(Locale.ROOT))).toList());
+            chains.add(entry);
+        }
+        out.put("chains", chains);
         out.put("attention", attention);
         return out;
     }

@@ -17,6 +17,7 @@ import dev.plinth.meta.MetaService;
 import dev.plinth.meta.MetaStateMachine;
 import dev.plinth.mgmt.MgmtService;
 import dev.plinth.storage.ChunkStore;
+import dev.plinth.storage.StorageNode;
 import dev.plinth.storage.StorageService;
 import dev.plinth.wire.ClusterSecret;
 import dev.plinth.wire.HostPort;
@@ -69,6 +70,7 @@ public final class EmbeddedServer implements AutoCloseable {
     private S3Gateway gateway;
     private Path secretFile;
     private MgmtService mgmt;
+    private StorageNode storageNode;
     private StorageService storage;
     private MetaService meta;
     /** Every role of this process counts into it; /metrics shows it. */
@@ -99,27 +101,24 @@ public final class EmbeddedServer implements AutoCloseable {
         ClusterSecret secret = ClusterSecret.readOrCreate(secretFile);
         RpcDispatcher dispatcher = new RpcDispatcher(metrics);
 
-        mgmt = new MgmtService(dataDirectory.resolve("mgmt"));
+        mgmt = new MgmtService(dataDirectory.resolve("mgmt"), config);
+        resources.add(mgmt);
         mgmt.register(dispatcher);
 
-        storage = new StorageService(config.get(Settings.STORAGE_IO_THREADS), metrics);
-        resources.add(storage);
-        for (ChunkStore target : openTargets(config)) {
-            storage.addTarget(target);
-        }
+        RpcConnections connections = new RpcConnections(secret, "server-internal", config);
+        resources.add(connections);
+        storageNode = new StorageNode(NODE_ID, openTargets(config), connections, config, metrics);
+        resources.add(storageNode);
+        storage = storageNode.service();
         storage.register(dispatcher);
 
         Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt0");
         Files.createDirectories(mdtDirectory);
         raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
-        Layout rootLayout = new Layout(config.get(Settings.LAYOUT_STRIPE_COUNT), Math.toIntExact(config.get(Settings.LAYOUT_STRIPE_SIZE)),
-                Math.toIntExact(config.get(Settings.LAYOUT_CHUNK_SIZE)), Layout.DEFAULT_POOL, 1, List.of());
         MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), 0,
-                config.get(Settings.META_SESSION_LEASE_MILLIS), rootLayout);
+                config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config));
         MetaRaft raft = MetaRaft.start(mdtDirectory, 0, List.of(raftAddress), 0, stateMachine, config);
         resources.add(raft);
-        RpcConnections connections = new RpcConnections(secret, "server-internal", config);
-        resources.add(connections);
         meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
         resources.add(meta);
         meta.register(dispatcher);
@@ -129,21 +128,9 @@ public final class EmbeddedServer implements AutoCloseable {
         resources.add(rpcServer);
         rpcAddress = rpcServer.start(HostPort.parse(config.get(Settings.RPC_LISTEN)));
 
-        List<ChunkStore> targets = storage.targets();
-        mgmt.registerNode(NODE_ID, rpcAddress.toString(), targets.stream().map(StorageService::usageOf).toList(),
-                targets.stream().map(target -> target.root().toString()).toList());
+        storageNode.start(rpcAddress, rpcAddress);
+        mgmt.registerMdt(0, rpcAddress.toString());
         meta.start();
-
-        ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(
-                Thread.ofPlatform().name("storage-heartbeat").daemon().factory());
-        resources.add(heartbeats::shutdownNow);
-        heartbeats.scheduleWithFixedDelay(() -> {
-            try {
-                connections.get(rpcAddress).request(new Heartbeat(NODE_ID, storage.usage()));
-            } catch (RuntimeException e) {
-                LOG.warn("heartbeat to mgmt failed: {}", e.getMessage());
-            }
-        }, 0, 1, TimeUnit.SECONDS);
 
         httpAddress = startHttp(HostPort.parse(config.get(Settings.HTTP_LISTEN)));
         String s3Listen = config.get(Settings.S3_LISTEN);
@@ -182,7 +169,7 @@ public final class EmbeddedServer implements AutoCloseable {
     }
 
     /** The Raft port of MDT 0: the one used before if it is still free, so restarts keep their address. */
-    private static int raftPort(Path mdtDirectory) throws IOException {
+    static int raftPort(Path mdtDirectory) throws IOException {
         Path portFile = mdtDirectory.resolve("raft.port");
         if (Files.exists(portFile)) {
             int port = Integer.parseInt(Files.readString(portFile).trim());

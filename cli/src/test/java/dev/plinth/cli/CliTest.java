@@ -144,7 +144,7 @@ class CliTest {
         Result status = plinth("status");
         assertThat(status.exitCode()).as(status.err()).isZero();
         assertThat(status.out()).contains("NODE").contains("online").contains("TARGET").contains("pool default")
-                .contains("inodes").contains("all nodes and targets online");
+                .contains("inodes").contains("all nodes, targets and chains healthy");
         Result json = plinth("status", "--json");
         assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
                 .contains("\"online\":true").contains("\"attention\":[]");

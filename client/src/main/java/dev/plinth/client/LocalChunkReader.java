@@ -78,7 +78,8 @@ final class LocalChunkReader {
         Path dataPath = ChunkFormat.dataPath(root, inodeId, piece.objectIndex(), piece.chunkIndex());
         Path metaPath = ChunkFormat.metaPath(dataPath);
         try (FileChannel meta = FileChannel.open(metaPath, StandardOpenOption.READ)) {
-            int length = ChunkFormat.readHeader(meta, metaPath).length();
+            ChunkFormat.Header header = ChunkFormat.readHeader(meta, metaPath);
+            int length = header.length();
             int available = Math.max(0, Math.min(piece.length(), length - piece.chunkOffset()));
             if (available == 0) {
                 localReads.incrementAndGet();
@@ -87,7 +88,7 @@ final class LocalChunkReader {
             int block = Crc32cBlocks.BLOCK_BYTES;
             int alignedOffset = piece.chunkOffset() / block * block;
             int alignedEnd = (int) Math.min(length, ((long) piece.chunkOffset() + available + block - 1) / block * block);
-            int[] crcs = ChunkFormat.readCrcs(meta, metaPath, alignedOffset / block, Crc32cBlocks.blockCount(alignedEnd - alignedOffset));
+            int[] crcs = ChunkFormat.readCrcs(meta, metaPath, header, alignedOffset / block, Crc32cBlocks.blockCount(alignedEnd - alignedOffset));
             ByteBuf data = PooledByteBufAllocator.DEFAULT.directBuffer(alignedEnd - alignedOffset);
             try (FileChannel file = FileChannel.open(dataPath, StandardOpenOption.READ)) {
                 ChunkFormat.readFully(file, data.nioBuffer(0, alignedEnd - alignedOffset), alignedOffset);

@@ -65,7 +65,7 @@ public final class PlinthClient implements AutoCloseable {
         this.connections = connections;
         this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
         this.retryMillis = options.config().get(Settings.CLIENT_RETRY_TIMEOUT_MILLIS);
-        this.clusterMap = Retry.call(timeoutMillis, () -> server().request(new GetClusterMap()), null);
+        this.clusterMap = Retry.call(timeoutMillis, () -> mgmt().request(new GetClusterMap()), null);
         SessionReply session = Retry.call(timeoutMillis, () -> server().request(
                 new MetaMessages.OpenSession(new OpHeader(0, 0, options.credentials(), 0), options.clientName())), null);
         this.clientId = session.clientId();
@@ -177,7 +177,17 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     /** The management and metadata endpoint (one process in the embedded server). */
+    /**
+     * The metadata service (MDT 0), where the cluster map says it is; the bootstrap address
+     * before any MDT has registered (the all-in-one server answers everything there).
+     */
     RpcClient server() {
+        MgmtMessages.MdtInfo mdt = clusterMap == null ? null : clusterMap.mdt(0);
+        return connections.get(mdt == null ? options.server() : HostPort.parse(mdt.rpcAddress()));
+    }
+
+    /** The management service: the address the client was given. */
+    RpcClient mgmt() {
         return connections.get(options.server());
     }
 
@@ -189,9 +199,12 @@ public final class PlinthClient implements AutoCloseable {
         return new OpHeader(clientId, requestIds.incrementAndGet(), credentials, 0);
     }
 
-    /** Sends a metadata request, retrying (with the same request id) through transient failures. */
+    /**
+     * Sends a metadata request, retrying (with the same request id) through transient failures;
+     * the map is fetched again between tries, in case the metadata service moved.
+     */
     <R extends Record> R meta(Record request) {
-        return Retry.call(retryMillis, () -> server().request(request), null);
+        return Retry.call(retryMillis, () -> server().request(request), this::refreshClusterMapSoon);
     }
 
     // ---- cluster
@@ -201,12 +214,33 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public ClusterMap refreshClusterMap() {
-        clusterMap = Retry.call(timeoutMillis, () -> server().request(new GetClusterMap()), null);
-        return clusterMap;
+        ClusterMap fetched = Retry.call(timeoutMillis, () -> mgmt().<ClusterMap>request(new GetClusterMap()), null);
+        lastMapRefreshNanos = System.nanoTime();
+        clusterMap = fetched;
+        return fetched;
+    }
+
+    private volatile long lastMapRefreshNanos;
+
+    /**
+     * Fetches the map again unless that was done in the last 100 ms: what a retry does after a
+     * chain or server failed it, without every retrying piece asking mgmt at once. Must not be
+     * called on a network thread. A failure to reach mgmt leaves the old map.
+     */
+    void refreshClusterMapSoon() {
+        if (System.nanoTime() - lastMapRefreshNanos < 100_000_000L) {
+            return;
+        }
+        lastMapRefreshNanos = System.nanoTime();
+        try {
+            clusterMap = mgmt().request(new GetClusterMap());
+        } catch (PlinthException e) {
+            LOG.debug("cluster map refresh failed: {}", e.getMessage());
+        }
     }
 
     public ClusterMap updatePool(UpdatePool request) {
-        clusterMap = server().request(request);
+        clusterMap = mgmt().request(request);
         return clusterMap;
     }
 
@@ -226,8 +260,13 @@ public final class PlinthClient implements AutoCloseable {
         return connections.get(HostPort.parse(node.rpcAddress()));
     }
 
-    /** The targets of a chain, head first. */
-    List<Integer> chainTargets(int chainId) {
+    /** Where retries that may block (a map refresh) run: never on a network thread. */
+    java.util.concurrent.Executor retryExecutor() {
+        return java.util.concurrent.ForkJoinPool.commonPool();
+    }
+
+    /** A chain as the cluster map has it. */
+    ChainInfo chain(int chainId) {
         ChainInfo chain = clusterMap.chain(chainId);
         if (chain == null) {
             chain = refreshClusterMap().chain(chainId);
@@ -235,21 +274,21 @@ public final class PlinthClient implements AutoCloseable {
                 throw new PlinthException(ErrorCode.STALE_HANDLE, "chain " + chainId + " is not in the cluster map");
             }
         }
-        return chain.targetIds();
+        return chain;
     }
 
     // ---- S3 access keys (kept by mgmt)
 
     public MgmtMessages.AccessKey createAccessKey(MgmtMessages.CreateAccessKey request) {
-        return server().request(request);
+        return mgmt().request(request);
     }
 
     public List<MgmtMessages.AccessKey> accessKeys() {
-        return Retry.call(timeoutMillis, () -> server().<MgmtMessages.AccessKeyList>request(new MgmtMessages.ListAccessKeys()), null).keys();
+        return Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.AccessKeyList>request(new MgmtMessages.ListAccessKeys()), null).keys();
     }
 
     public void deleteAccessKey(String accessKeyId) {
-        server().request(new MgmtMessages.DeleteAccessKey(accessKeyId));
+        mgmt().request(new MgmtMessages.DeleteAccessKey(accessKeyId));
     }
 
     public StatFsReply statFs() {

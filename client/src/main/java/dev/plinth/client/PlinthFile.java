@@ -10,6 +10,7 @@ import dev.plinth.common.StripeMath.Piece;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcResponse;
 import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
@@ -152,9 +153,8 @@ public final class PlinthFile implements AutoCloseable {
             awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
             int permits = (piece.length() + BUDGET_UNIT_BYTES - 1) / BUDGET_UNIT_BYTES;
             acquireBudget(permits);
-            int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
-            WriteChunk request = new WriteChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
-                    piece.chunkOffset(), crcs, 1);
+            PieceWrite request = new PieceWrite(layout.chainIds().get(piece.objectIndex()),
+                    new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()), piece.chunkOffset(), crcs);
             CompletableFuture<Void> done = new CompletableFuture<>();
             InflightWrite write = new InflightWrite(piece.fileOffset(), piece.fileOffset() + piece.length(), done);
             synchronized (inflightLock) {
@@ -187,10 +187,21 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
-    /** Sends one piece, retrying transient failures until the deadline; releases {@code data} at the end. */
-    private void sendWrite(WriteChunk request, ByteBuf data, CompletableFuture<Void> done, long deadlineNanos) {
+    /** One piece of a write, to whichever target heads its chain when it is sent. */
+    private record PieceWrite(int chainId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs) {}
+
+    /**
+     * Sends one piece to the head of its chain, retrying transient failures until the deadline
+     * (a chain that lost a member answers again once mgmt has taken the member out: each retry
+     * asks for the current chain table); releases {@code data} at the end.
+     */
+    private void sendWrite(PieceWrite piece, ByteBuf data, CompletableFuture<Void> done, long deadlineNanos) {
         CompletableFuture<RpcResponse<WriteChunkResult>> call;
         try {
+            ChainInfo chain = client.chain(piece.chainId());
+            List<Integer> members = chain.writeTargets();
+            WriteChunk request = WriteChunk.fromClient(members.getFirst(), piece.chunk(), piece.chunkOffset(), piece.segmentCrcs(),
+                    chain.chainId(), chain.version());
             call = client.storage(request.targetId()).callAsync(request, data.retain(), Duration.ofMillis(client.timeoutMillis()));
         } catch (RuntimeException e) {
             call = CompletableFuture.failedFuture(e);
@@ -205,7 +216,10 @@ public final class PlinthFile implements AutoCloseable {
             RuntimeException error = RpcClient.unwrap(failure);
             if (error instanceof PlinthException plinth && plinth.code().retryable() && System.nanoTime() < deadlineNanos) {
                 Executor later = CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS);
-                later.execute(() -> sendWrite(request, data, done, deadlineNanos));
+                later.execute(() -> {
+                    client.refreshClusterMapSoon();
+                    sendWrite(piece, data, done, deadlineNanos);
+                });
                 return;
             }
             data.release();
@@ -296,20 +310,37 @@ public final class PlinthFile implements AutoCloseable {
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
         flush();
-        List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
-        for (int targetId : allTargets()) {
-            syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
-        }
-        for (CompletableFuture<RpcResponse<Record>> sync : syncs) {
-            RpcClient.await(sync).close();
-        }
+        Retry.call(client.retryMillis(), () -> {
+            List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
+            for (int targetId : allTargets()) {
+                syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
+            }
+            awaitAll(syncs);
+            return null;
+        }, client::refreshClusterMapSoon);
         settle(false);
     }
 
+    /** Waits for every call, closing every response, and throws the first failure. */
+    private static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
+        RuntimeException first = null;
+        for (CompletableFuture<RpcResponse<Record>> call : calls) {
+            try {
+                RpcClient.await(call).close();
+            } catch (RuntimeException e) {
+                first = first == null ? e : first;
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Every target that takes this file's writes now. */
     private Set<Integer> allTargets() {
         Set<Integer> targets = new LinkedHashSet<>();
         for (int chainId : layout.chainIds()) {
-            targets.addAll(client.chainTargets(chainId));
+            targets.addAll(client.chain(chainId).writeTargets());
         }
         return targets;
     }
@@ -366,17 +397,18 @@ public final class PlinthFile implements AutoCloseable {
 
     /** Cuts every stripe object of a file to its share of {@code newSize} on every replica. */
     static void truncateObjects(PlinthClient client, long inodeId, Layout layout, long newSize) {
-        List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
-        for (int objectIndex = 0; objectIndex < layout.stripeCount(); objectIndex++) {
-            long objectLength = StripeMath.objectLength(layout, newSize, objectIndex);
-            for (int targetId : client.chainTargets(layout.chainIds().get(objectIndex))) {
-                calls.add(client.storage(targetId).callAsync(new TruncateObject(targetId, inodeId, objectIndex, objectLength,
-                        layout.chunkSizeBytes()), null, Duration.ofMillis(client.timeoutMillis())));
+        Retry.call(client.retryMillis(), () -> {
+            List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
+            for (int objectIndex = 0; objectIndex < layout.stripeCount(); objectIndex++) {
+                long objectLength = StripeMath.objectLength(layout, newSize, objectIndex);
+                for (int targetId : client.chain(layout.chainIds().get(objectIndex)).writeTargets()) {
+                    calls.add(client.storage(targetId).callAsync(new TruncateObject(targetId, inodeId, objectIndex, objectLength,
+                            layout.chunkSizeBytes()), null, Duration.ofMillis(client.timeoutMillis())));
+                }
             }
-        }
-        for (CompletableFuture<RpcResponse<Record>> call : calls) {
-            RpcClient.await(call).close();
-        }
+            awaitAll(calls);
+            return null;
+        }, client::refreshClusterMapSoon);
     }
 
     // ---- reads
@@ -572,7 +604,7 @@ public final class PlinthFile implements AutoCloseable {
         Extent extent = new Extent(offset, length, pieces);
         List<CompletableFuture<Void>> reads = new ArrayList<>(pieces.size());
         for (int i = 0; i < pieces.size(); i++) {
-            reads.add(readPiece(pieces.get(i), extent, i, 0, Retry.deadlineNanos(client.retryMillis())));
+            reads.add(readPiece(pieces.get(i), extent, i, 0, false, Retry.deadlineNanos(client.retryMillis())));
         }
         return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).handle((ignored, failure) -> {
             if (failure != null) {
@@ -583,9 +615,22 @@ public final class PlinthFile implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt, long deadlineNanos) {
-        int targetId = client.chainTargets(layout.chainIds().get(piece.objectIndex())).getFirst();
-        LocalChunkReader local = client.localReader();
+    /**
+     * Reads one piece from a serving member of its chain: members take turns by chunk (so a
+     * sequential read spreads over all replicas) and each retry moves to the next one; a member
+     * holding an uncommitted write sends the read to the tail ({@code fromTail}).
+     */
+    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt, boolean fromTail, long deadlineNanos) {
+        ChainInfo chain;
+        try {
+            chain = client.chain(layout.chainIds().get(piece.objectIndex()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        List<Integer> serving = chain.targetIds();
+        int targetId = fromTail ? serving.getLast()
+                : serving.get((int) Math.floorMod(piece.chunkIndex() + piece.objectIndex() + inodeId + attempt, (long) serving.size()));
+        LocalChunkReader local = chain.replicas() == 1 ? client.localReader() : null;
         java.nio.file.Path localRoot = local == null || attempt > 0 ? null : local.localRoot(targetId);
         if (localRoot != null) {
             return CompletableFuture.supplyAsync(() -> local.read(localRoot, inodeId, piece), client.localReadExecutor())
@@ -594,11 +639,11 @@ public final class PlinthFile implements AutoCloseable {
                             extent.set(index, slice);
                             return CompletableFuture.<Void>completedFuture(null);
                         }
-                        return readPiece(piece, extent, index, 1, deadlineNanos); // over the network, with its own retries
+                        return readPiece(piece, extent, index, 1, false, deadlineNanos); // over the network, with its own retries
                     }).thenCompose(f -> f);
         }
         ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
-                piece.chunkOffset(), piece.length());
+                piece.chunkOffset(), piece.length(), chain.chainId());
         CompletableFuture<RpcResponse<ReadChunkResult>> call;
         try {
             call = client.storage(targetId).callAsync(request, null, Duration.ofMillis(client.timeoutMillis()));
@@ -620,13 +665,25 @@ public final class PlinthFile implements AutoCloseable {
             boolean retry = error instanceof PlinthException plinth
                     && ((plinth.code() == ErrorCode.CHECKSUM_MISMATCH && attempt < CHECKSUM_RETRIES)
                             || (plinth.code().retryable() && System.nanoTime() < deadlineNanos));
+            if (error instanceof PlinthException plinth && plinth.code() == ErrorCode.NOT_COMMITTED && !fromTail) {
+                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt, true, deadlineNanos),
+                        client.retryExecutor()).thenCompose(f -> f);
+            }
             if (retry) {
-                long delayMillis = Math.min(1000, 20L << Math.min(attempt, 6));
-                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt + 1, deadlineNanos),
-                        CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
+                long delayMillis = serving.size() > 1 && attempt == 0 ? 0 : Math.min(1000, 20L << Math.min(attempt, 6));
+                return CompletableFuture.supplyAsync(() -> {
+                    if (plinthCode(error) != ErrorCode.CHECKSUM_MISMATCH) {
+                        client.refreshClusterMapSoon();
+                    }
+                    return readPiece(piece, extent, index, attempt + 1, false, deadlineNanos);
+                }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
             }
             return CompletableFuture.<Void>failedFuture(error);
         }).thenCompose(f -> f);
+    }
+
+    private static ErrorCode plinthCode(RuntimeException error) {
+        return error instanceof PlinthException plinth ? plinth.code() : null;
     }
 
     /**

@@ -11,19 +11,26 @@ import java.nio.file.Path;
  *
  * <pre>
  *   TARGET/chunks/XX/INODE/O.C.data   the chunk's bytes as they are (XX: last byte of INODE in hex)
- *   TARGET/chunks/XX/INODE/O.C.meta   u32 magic "PLCK", u16 format (1), u16 reserved, u64 chunk version,
- *                                     u32 length, u32 block bytes, then one u32 CRC32C per block
+ *   TARGET/chunks/XX/INODE/O.C.meta   u32 magic "PLCK", u16 format (2), u16 reserved, u64 chunk version,
+ *                                     u32 length, u32 block bytes, u32 chain id, u32 reserved,
+ *                                     then one u32 CRC32C per block
  * </pre>
+ *
+ * Format 1 (written before chains had more than one member) lacks the chain id and its reserved
+ * word: such a chunk belongs to the one-replica chain of the target that holds it.
  */
 public final class ChunkFormat {
     public static final int MAGIC = 0x504C434B;
-    public static final int FORMAT_VERSION = 1;
-    public static final int HEADER_BYTES = 4 + 2 + 2 + 8 + 4 + 4;
+    public static final int FORMAT_VERSION = 2;
+    private static final int HEADER_BYTES_V1 = 4 + 2 + 2 + 8 + 4 + 4;
+    public static final int HEADER_BYTES = HEADER_BYTES_V1 + 4 + 4;
+    /** The chain id a format-1 chunk reads as: "the one-replica chain of the target holding it". */
+    public static final int OWN_CHAIN = -1;
 
     private ChunkFormat() {}
 
-    /** A chunk's header: its version and length. */
-    public record Header(long version, int length) {}
+    /** A chunk's header: its version, length and chain; {@code headerBytes} is where the CRC slots start. */
+    public record Header(long version, int length, int chainId, int headerBytes) {}
 
     public static Path inodeDirectory(Path targetRoot, long inodeId) {
         String hex = InodeId.format(inodeId);
@@ -41,7 +48,7 @@ public final class ChunkFormat {
 
     /** Reads and checks a meta file's header; a damaged one is CHECKSUM_MISMATCH, a newer format NOT_SUPPORTED. */
     public static Header readHeader(FileChannel meta, Path metaPath) throws IOException {
-        if (meta.size() < HEADER_BYTES) {
+        if (meta.size() < HEADER_BYTES_V1) {
             throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is truncated");
         }
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
@@ -51,25 +58,26 @@ public final class ChunkFormat {
             throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " has a bad magic number");
         }
         int format = header.getShort() & 0xFFFF;
-        if (format != FORMAT_VERSION) {
+        if (format != FORMAT_VERSION && format != 1) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk meta " + metaPath + " has format " + format);
         }
         header.getShort();
         long version = header.getLong();
         int length = header.getInt();
-        if (header.getInt() != Crc32cBlocks.BLOCK_BYTES || length < 0) {
+        if (header.getInt() != Crc32cBlocks.BLOCK_BYTES || length < 0 || (format == 2 && meta.size() < HEADER_BYTES)) {
             throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " is inconsistent");
         }
-        return new Header(version, length);
+        int chainId = format == 1 ? OWN_CHAIN : header.getInt();
+        return new Header(version, length, chainId, format == 1 ? HEADER_BYTES_V1 : HEADER_BYTES);
     }
 
     /** The stored CRCs of blocks [firstBlock, firstBlock + count). */
-    public static int[] readCrcs(FileChannel meta, Path metaPath, int firstBlock, int count) throws IOException {
+    public static int[] readCrcs(FileChannel meta, Path metaPath, Header header, int firstBlock, int count) throws IOException {
         ByteBuffer slots = ByteBuffer.allocate(count * 4);
-        if (meta.size() < HEADER_BYTES + (long) (firstBlock + count) * 4) {
+        if (meta.size() < header.headerBytes() + (long) (firstBlock + count) * 4) {
             throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "chunk meta " + metaPath + " lacks checksums");
         }
-        readFully(meta, slots, HEADER_BYTES + (long) firstBlock * 4);
+        readFully(meta, slots, header.headerBytes() + (long) firstBlock * 4);
         slots.flip();
         int[] crcs = new int[count];
         slots.asIntBuffer().get(crcs);

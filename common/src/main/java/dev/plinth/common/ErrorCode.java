@@ -38,7 +38,13 @@ public enum ErrorCode {
     READ_ONLY(30, 30, false, "read-only file system"),
     TOO_MANY_LOCKS(31, 37, false, "no locks available"),
     INTERRUPTED(32, 4, false, "interrupted"),
-    WOULD_BLOCK(33, 11, false, "resource temporarily unavailable");
+    WOULD_BLOCK(33, 11, false, "resource temporarily unavailable"),
+    /** The sender's chain table is older or newer than the receiver's: fetch the map and resend. */
+    CHAIN_CHANGED(34, 11, true, "chain membership changed, retry with the current chain table"),
+    /** A replica holds a write its chain has not committed yet: read from the chain's tail. */
+    NOT_COMMITTED(35, 11, true, "replica holds an uncommitted version, read from the tail"),
+    /** A forwarded write found the receiver missing an earlier version: send the whole chunk. */
+    CHUNK_BEHIND(36, 11, true, "replica missed an earlier version of the chunk");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

@@ -24,6 +24,14 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     }
 
     /** Checks the values that came from outside; throws INVALID_ARGUMENT naming the bad one. */
+    public static final int REPLICATED_CHUNK_SIZE_MAX = 16 << 20;
+
+    /** The root directory's layout on a new file system, from the {@code layout.*} settings. */
+    public static Layout rootDefault(Config config) {
+        return new Layout(config.get(Settings.LAYOUT_STRIPE_COUNT), Math.toIntExact(config.get(Settings.LAYOUT_STRIPE_SIZE)),
+                Math.toIntExact(config.get(Settings.LAYOUT_CHUNK_SIZE)), DEFAULT_POOL, config.get(Settings.LAYOUT_REPLICAS), List.of());
+    }
+
     public Layout validate() {
         if (stripeCount < 1 || stripeCount > STRIPE_COUNT_MAX) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "stripe count %d not in 1..%d", stripeCount, STRIPE_COUNT_MAX);
@@ -36,6 +44,10 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
         }
         if (replicas < 1 || replicas > 8) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "replicas %d not in 1..8", replicas);
+        }
+        if (replicas > 1 && chunkSizeBytes > REPLICATED_CHUNK_SIZE_MAX) {
+            // a replica that missed writes is sent whole chunks, each in one message
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "replicated layouts take chunks of at most 16 MiB, not %d", chunkSizeBytes);
         }
         if (pool == null || pool.isEmpty() || pool.length() > 64) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "pool name must be 1..64 characters");

@@ -50,6 +50,21 @@ public final class Settings {
     public static final Setting<Integer> STORAGE_IO_THREADS = Setting.ofInt("storage.io-threads", 8, "threads",
             "Platform threads doing chunk file I/O per process (blocking I/O must not pin virtual threads' carriers).");
 
+    // Cluster management.
+    public static final Setting<String> CLUSTER_MGMT = Setting.ofString("cluster.mgmt", "127.0.0.1:7100",
+            "Where meta and storage processes (plinth meta, plinth storage) find the management service.");
+    public static final Setting<String> CLUSTER_SECRET_FILE = Setting.ofString("cluster.secret-file", "",
+            "The cluster secret file of plinth mgmt, meta and storage processes (mgmt creates it, mode 0600, if missing).");
+    public static final Setting<Long> MGMT_NODE_TIMEOUT_MILLIS = Setting.ofLong("mgmt.node-timeout-millis", 10_000, "milliseconds",
+            "A storage node that sends no heartbeat for this long is marked offline and leaves its chains; its own writes stop "
+                    + "after the same time without a heartbeat answered, so a node cut off from mgmt cannot acknowledge writes.");
+    public static final Setting<Integer> MGMT_CHAIN_REPLICAS_MAX = Setting.ofInt("mgmt.chain-replicas-max", 3, "replicas",
+            "Widest chains mgmt forms (on targets of distinct nodes) for layouts with --replicas above 1.");
+    public static final Setting<Integer> LAYOUT_REPLICAS = Setting.ofInt("layout.replicas", 1, "replicas",
+            "Default replica count of the root directory's layout (a chain of this many targets on distinct nodes).");
+    public static final Setting<Long> STORAGE_RESYNC_BYTES_PER_SECOND = Setting.ofBytes("storage.resync-bytes-per-second", 200L << 20,
+            "Bandwidth a returning target may use to copy the chunks it missed, so client I/O keeps going.");
+
     // Metadata.
     public static final Setting<Integer> META_IO_THREADS = Setting.ofInt("meta.io-threads", 4, "threads",
             "Platform threads doing RocksDB reads per process.");

@@ -345,7 +345,7 @@ public final class MetaService implements AutoCloseable {
             if (chain == null) {
                 continue;
             }
-            for (int targetId : chain.targetIds()) {
+            for (int targetId : chain.writeTargets()) { // an offline member drops them when it resyncs
                 TargetInfo target = map.target(targetId);
                 NodeInfo node = target == null ? null : map.node(target.nodeId());
                 if (node == null) {

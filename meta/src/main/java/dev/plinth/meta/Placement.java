@@ -15,9 +15,10 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Chooses the chains of a new file: those whose targets are all in the layout's pool and
- * online, taken round-robin from a rotating start so files spread evenly; chains on a target
- * with less than one chunk free are used only when nothing else is left. A stripe count larger
+ * Chooses the chains of a new file: those as wide as the layout's replica count whose serving
+ * targets are all in the layout's pool and online, taken round-robin from a rotating start so
+ * files spread evenly; healthy chains before degraded ones, and chains on a target with less than
+ * one chunk free only when nothing else is left. A stripe count larger
  * than the usable chains is cut to their number, as Lustre does with OSTs. Thread-safe.
  */
 final class Placement {
@@ -29,10 +30,12 @@ final class Placement {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "no pool named '" + template.pool() + "'");
         }
         Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
-        List<ChainInfo> roomy = new ArrayList<>();
+        // best first: healthy chains with room, degraded ones with room (a member away), then full ones
+        List<ChainInfo> healthy = new ArrayList<>();
+        List<ChainInfo> degraded = new ArrayList<>();
         List<ChainInfo> full = new ArrayList<>();
         for (ChainInfo chain : map.chains()) {
-            if (chain.targetIds().size() < template.replicas()) {
+            if (chain.replicas() != template.replicas() || chain.targetIds().isEmpty()) {
                 continue;
             }
             boolean usable = true;
@@ -43,13 +46,13 @@ final class Placement {
                 hasRoom &= target != null && target.freeBytes() >= template.chunkSizeBytes();
             }
             if (usable) {
-                (hasRoom ? roomy : full).add(chain);
+                (!hasRoom ? full : chain.healthy() ? healthy : degraded).add(chain);
             }
         }
-        List<ChainInfo> candidates = roomy.isEmpty() ? full : roomy;
+        List<ChainInfo> candidates = !healthy.isEmpty() ? healthy : !degraded.isEmpty() ? degraded : full;
         if (candidates.isEmpty()) {
-            throw new PlinthException(ErrorCode.NO_SPACE, "pool '" + template.pool() + "' has no online target with "
-                    + template.replicas() + " replica(s)");
+            throw new PlinthException(ErrorCode.NO_SPACE, "pool '" + template.pool() + "' has no online chain of "
+                    + template.replicas() + " replica(s)" + (template.replicas() > 1 ? " (such chains need as many storage nodes)" : ""));
         }
         int count = Math.min(template.stripeCount(), candidates.size());
         int start = Math.floorMod(rotation.getAndIncrement(), candidates.size());

@@ -2,7 +2,9 @@ package dev.plinth.mgmt;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Settings;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.codec.RecordCodec;
@@ -10,6 +12,16 @@ import dev.plinth.wire.Reply;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MgmtMessages.AccessKey;
+import dev.plinth.wire.messages.MgmtMessages.AllocateIds;
+import dev.plinth.wire.messages.MgmtMessages.AllocatedIds;
+import dev.plinth.wire.messages.MgmtMessages.ChainMember;
+import dev.plinth.wire.messages.MgmtMessages.ChainSynced;
+import dev.plinth.wire.messages.MgmtMessages.HeartbeatReply;
+import dev.plinth.wire.messages.MgmtMessages.IdKind;
+import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
+import dev.plinth.wire.messages.MgmtMessages.MemberState;
+import dev.plinth.wire.messages.MgmtMessages.RegisterMdt;
+import dev.plinth.wire.messages.MgmtMessages.RegisterNode;
 import dev.plinth.wire.messages.MgmtMessages.AccessKeyList;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.CreateAccessKey;
@@ -29,6 +41,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -36,13 +55,21 @@ import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
 /**
- * The management role: nodes, targets, chains and pools of the cluster, as one versioned
+ * The management role: nodes, targets, chains, pools and MDTs of the cluster, as one versioned
  * {@link ClusterMap} that clients and services fetch. Changes are persisted (atomically, by
- * rename) before they are visible. With one replica per chain each target is its own chain;
- * chain replication and a Raft-replicated mgmt come with the multi-node work. Thread-safe:
- * changes are serialized, readers see an immutable map.
+ * rename) before they are visible.
+ *
+ * <p>Chains: every target is its own one-replica chain (chain id = target id). For wider layouts
+ * mgmt forms chains of 2..{@code mgmt.chain-replicas-max} targets on distinct nodes, so that each
+ * target heads at least one chain of each width once enough nodes exist; a chain's members never
+ * change, only their states. A node that misses heartbeats for {@code mgmt.node-timeout-millis}
+ * is marked offline and its targets leave their chains (moved to the end, OFFLINE), except the
+ * last serving member of a chain, which stays: it alone holds every committed write, and the
+ * chain waits for it. A returning target becomes SYNCING and serving again once it reports that it
+ * has copied what it missed. Thread-safe: changes are serialized, readers see an immutable map.
  */
-public final class MgmtService {
+public final class MgmtService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MgmtService.class);
     private static final Pattern POOL_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final int FORMAT_VERSION = 1;
     private static final Pattern ACCESS_KEY_ID = Pattern.compile("[A-Za-z0-9._-]{3,128}");
@@ -50,30 +77,62 @@ public final class MgmtService {
     private static final String SECRET_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     private static final int ACCESS_KEYS_MAX = 10_000;
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    /** Target (and so one-replica chain) ids stay below this; wider chains are numbered from it. */
+    public static final int WIDE_CHAIN_ID_BASE = 1_000_000;
+    private static final int IDS_PER_REQUEST_MAX = 256;
 
-    /** What is persisted; the chain table is derived from it. */
+    /** What is persisted; lists absent in older state files decode as null and start empty. */
     record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools,
-                 List<AccessKey> accessKeys) {
+                 List<AccessKey> accessKeys, List<ChainInfo> chains, List<MdtInfo> mdts, int targetIdHighWater, int nodeIdHighWater) {
         State {
-            accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys); // state files from before S3 keys
+            accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys);
+            mdts = mdts == null ? List.of() : List.copyOf(mdts);
+            if (chains == null) { // state files from before chains were kept: one chain per target
+                chains = targets.stream().map(t -> new ChainInfo(t.targetId(), 1, List.of(new ChainMember(t.targetId(), MemberState.SERVING))))
+                        .toList();
+            }
         }
 
         State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
-            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys);
+            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater);
+        }
+
+        State withChains(List<ChainInfo> nextChains) {
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater);
+        }
+
+        State withMdts(List<MdtInfo> nextMdts) {
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater);
+        }
+
+        /** Ids handed out so far: never handed out again, even before the nodes or targets that got them register. */
+        State withHighWater(int targets, int nodes) {
+            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes);
         }
 
         /** Keys are not part of the cluster map, so changing them leaves its version as it is. */
         State withAccessKeys(List<AccessKey> nextKeys) {
-            return new State(formatVersion, version, nodes, targets, pools, nextKeys);
+            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater);
         }
     }
 
     private final Path stateFile;
+    private final long nodeTimeoutNanos;
+    private final int chainReplicasMax;
+    /** When each node was last heard from (System.nanoTime); in memory: after a restart every node gets a full timeout. */
+    private final Map<Integer, Long> lastHeard = new HashMap<>();
+    private final ScheduledExecutorService livenessChecker;
     private volatile ClusterMap map;
     private State state;
 
     public MgmtService(Path directory) {
+        this(directory, Config.defaults());
+    }
+
+    public MgmtService(Path directory, Config config) {
         this.stateFile = requireNonNull(directory, "directory is null").resolve("cluster-state.bin");
+        this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
+        this.chainReplicasMax = config.get(Settings.MGMT_CHAIN_REPLICAS_MAX);
         try {
             Files.createDirectories(directory);
             if (Files.exists(stateFile)) {
@@ -82,26 +141,52 @@ public final class MgmtService {
                     throw new PlinthException(ErrorCode.NOT_SUPPORTED, stateFile + " has format " + state.formatVersion());
                 }
             } else {
-                state = new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of());
+                state = new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of(),
+                        List.of(), List.of(), 0, 0);
             }
         } catch (IOException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot read cluster state " + stateFile + ": " + e.getMessage(), e);
         }
         map = toMap(state);
+        long now = System.nanoTime();
+        state.nodes().forEach(node -> lastHeard.put(node.nodeId(), now));
+        this.livenessChecker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("mgmt-liveness").daemon().factory());
+        long period = Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5);
+        livenessChecker.scheduleWithFixedDelay(() -> {
+            try {
+                checkLiveness(System.nanoTime());
+            } catch (RuntimeException e) {
+                LOG.warn("liveness check failed: {}", e.toString());
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
     }
 
     public ClusterMap map() {
         return map;
     }
 
-    /** Registers (or re-registers at a new address) a node and its targets; new targets join the default pool. */
-    public synchronized void registerNode(int nodeId, String rpcAddress, List<TargetUsage> targets, List<String> targetPaths) {
+    /**
+     * Registers (or re-registers at a new address) a node and its targets; new targets join the
+     * default pool and get their one-replica chain, and wider chains are formed where they can be.
+     */
+    public synchronized ClusterMap registerNode(int nodeId, String rpcAddress, List<TargetUsage> targets, List<String> targetPaths) {
+        if (nodeId <= 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "node ids are positive, not " + nodeId);
+        }
+        if (targetPaths.size() != targets.size()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "one path per target");
+        }
         List<NodeInfo> nodes = new ArrayList<>(state.nodes().stream().filter(n -> n.nodeId() != nodeId).toList());
         nodes.add(new NodeInfo(nodeId, rpcAddress, true));
+        nodes.sort((a, b) -> Integer.compare(a.nodeId(), b.nodeId()));
         List<TargetInfo> allTargets = new ArrayList<>(state.targets());
         List<PoolInfo> pools = new ArrayList<>(state.pools());
+        List<ChainInfo> chains = new ArrayList<>(state.chains());
         for (int i = 0; i < targets.size(); i++) {
             TargetUsage usage = targets.get(i);
+            if (usage.targetId() <= 0 || usage.targetId() >= WIDE_CHAIN_ID_BASE) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "target ids are 1.." + (WIDE_CHAIN_ID_BASE - 1) + ", not " + usage.targetId());
+            }
             TargetInfo existing = allTargets.stream().filter(t -> t.targetId() == usage.targetId()).findFirst().orElse(null);
             if (existing != null && existing.nodeId() != nodeId) {
                 throw new PlinthException(ErrorCode.ALREADY_EXISTS, "target " + usage.targetId() + " belongs to node " + existing.nodeId());
@@ -111,31 +196,132 @@ public final class MgmtService {
                     usage.filesystemId()));
             if (existing == null) {
                 pools = changePool(pools, Layout.DEFAULT_POOL, members -> members.add(usage.targetId()));
+                chains.add(new ChainInfo(usage.targetId(), 1, List.of(new ChainMember(usage.targetId(), MemberState.SERVING))));
+            } else {
+                chains = ChainTables.returned(chains, usage.targetId());
             }
         }
         allTargets.sort((a, b) -> Integer.compare(a.targetId(), b.targetId()));
-        commit(state.with(state.version() + 1, nodes, allTargets, pools));
+        State next = state.with(state.version() + 1, nodes, allTargets, pools).withHighWater(
+                Math.max(state.targetIdHighWater(), targets.stream().mapToInt(TargetUsage::targetId).max().orElse(0)),
+                Math.max(state.nodeIdHighWater(), nodeId));
+        next = next.withChains(ChainTables.formWide(chains, next.targets(), chainReplicasMax, WIDE_CHAIN_ID_BASE));
+        commit(next);
+        lastHeard.put(nodeId, System.nanoTime());
+        LOG.info("node {} registered at {} with targets {}", nodeId, rpcAddress, targets.stream().map(TargetUsage::targetId).toList());
+        return map;
     }
 
-    public synchronized void heartbeat(Heartbeat heartbeat) {
+    public synchronized ClusterMap registerMdt(int mdtId, String rpcAddress) {
+        if (mdtId < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "MDT ids are not negative");
+        }
+        List<MdtInfo> mdts = new ArrayList<>(state.mdts().stream().filter(m -> m.mdtId() != mdtId).toList());
+        mdts.add(new MdtInfo(mdtId, rpcAddress));
+        mdts.sort((a, b) -> Integer.compare(a.mdtId(), b.mdtId()));
+        State next = state.withMdts(mdts);
+        commit(next.with(next.version() + 1, next.nodes(), next.targets(), next.pools()));
+        LOG.info("MDT {} registered at {}", mdtId, rpcAddress);
+        return map;
+    }
+
+    /** Reserves fresh ids above every id in use or handed out before. */
+    public synchronized List<Integer> allocateIds(IdKind kind, int count) {
+        if (count < 1 || count > IDS_PER_REQUEST_MAX) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "ask for 1.." + IDS_PER_REQUEST_MAX + " ids");
+        }
+        boolean nodes = kind == IdKind.NODE;
+        int used = nodes ? Math.max(state.nodeIdHighWater(), state.nodes().stream().mapToInt(NodeInfo::nodeId).max().orElse(0))
+                : Math.max(state.targetIdHighWater(), state.targets().stream().mapToInt(TargetInfo::targetId).max().orElse(0));
+        if ((long) used + count >= WIDE_CHAIN_ID_BASE) {
+            throw new PlinthException(ErrorCode.NO_SPACE, "no " + kind.name().toLowerCase() + " ids left");
+        }
+        List<Integer> ids = new ArrayList<>();
+        for (int i = 1; i <= count; i++) {
+            ids.add(used + i);
+        }
+        commit(nodes ? state.withHighWater(state.targetIdHighWater(), used + count) : state.withHighWater(used + count, state.nodeIdHighWater()));
+        return ids;
+    }
+
+    /** Notes a heartbeat: the node is alive, its usage is current; a node marked offline comes back. */
+    public synchronized HeartbeatReply heartbeat(Heartbeat heartbeat) {
+        NodeInfo node = state.nodes().stream().filter(n -> n.nodeId() == heartbeat.nodeId()).findFirst().orElse(null);
+        if (node == null) {
+            throw new PlinthException(ErrorCode.STALE_HANDLE, "node " + heartbeat.nodeId() + " is not registered");
+        }
+        lastHeard.put(node.nodeId(), System.nanoTime());
         List<TargetInfo> targets = new ArrayList<>();
-        boolean known = false;
+        List<ChainInfo> chains = state.chains();
+        boolean returned = !node.online();
         for (TargetInfo target : state.targets()) {
             TargetUsage usage = heartbeat.targets().stream().filter(u -> u.targetId() == target.targetId()).findFirst().orElse(null);
             if (usage != null && target.nodeId() == heartbeat.nodeId()) {
-                known = true;
+                returned |= target.state() != TargetState.ONLINE;
+                if (target.state() != TargetState.ONLINE) {
+                    chains = ChainTables.returned(chains, target.targetId());
+                }
                 targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), usage.capacityBytes(), usage.usedBytes(),
                         TargetState.ONLINE, usage.filesystemId()));
             } else {
                 targets.add(target);
             }
         }
-        if (!known) {
-            throw new PlinthException(ErrorCode.STALE_HANDLE, "node " + heartbeat.nodeId() + " is not registered");
+        if (returned) {
+            List<NodeInfo> nodes = state.nodes().stream().map(n -> n.nodeId() == node.nodeId() ? new NodeInfo(n.nodeId(), n.rpcAddress(), true) : n)
+                    .toList();
+            commit(state.with(state.version() + 1, nodes, targets, state.pools()).withChains(chains));
+            LOG.info("node {} is back online", node.nodeId());
+        } else {
+            // Usage changes often and is not worth a disk write: it is kept in memory and re-reported.
+            state = state.with(state.version(), state.nodes(), targets, state.pools());
+            map = toMap(state);
         }
-        // Usage changes often and is not worth a disk write: it is kept in memory and re-reported.
-        state = state.with(state.version(), state.nodes(), targets, state.pools());
-        map = toMap(state);
+        return new HeartbeatReply(map.version());
+    }
+
+    /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */
+    synchronized void checkLiveness(long nowNanos) {
+        List<Integer> silent = new ArrayList<>();
+        for (NodeInfo node : state.nodes()) {
+            Long heard = lastHeard.get(node.nodeId());
+            if (node.online() && (heard == null || nowNanos - heard > nodeTimeoutNanos)) {
+                silent.add(node.nodeId());
+            }
+        }
+        if (silent.isEmpty()) {
+            return;
+        }
+        List<NodeInfo> nodes = state.nodes().stream().map(n -> silent.contains(n.nodeId()) ? new NodeInfo(n.nodeId(), n.rpcAddress(), false) : n)
+                .toList();
+        List<ChainInfo> chains = state.chains();
+        List<TargetInfo> targets = new ArrayList<>();
+        for (TargetInfo target : state.targets()) {
+            if (silent.contains(target.nodeId()) && target.state() == TargetState.ONLINE) {
+                chains = ChainTables.offline(chains, target.targetId());
+                targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), target.capacityBytes(), target.usedBytes(),
+                        TargetState.OFFLINE, target.filesystemId()));
+            } else {
+                targets.add(target);
+            }
+        }
+        commit(state.with(state.version() + 1, nodes, targets, state.pools()).withChains(chains));
+        LOG.warn("nodes {} sent no heartbeat for {} ms: marked offline", silent, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos));
+    }
+
+    /** A syncing member has caught up with its chain as of {@code chainVersion}: it serves from now on. */
+    public synchronized ClusterMap chainSynced(ChainSynced report) {
+        ChainInfo chain = map.chain(report.chainId());
+        if (chain == null || chain.stateOf(report.targetId()) == null) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "target " + report.targetId() + " is not in chain " + report.chainId());
+        }
+        if (chain.version() != report.chainVersion() || chain.stateOf(report.targetId()) != MemberState.SYNCING) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "chain " + report.chainId() + " is at version " + chain.version());
+        }
+        commit(state.withChains(ChainTables.synced(state.chains(), report.chainId(), report.targetId()))
+                .with(state.version() + 1, state.nodes(), state.targets(), state.pools()));
+        LOG.info("target {} has synced chain {} and serves it", report.targetId(), report.chainId());
+        return map;
     }
 
     public synchronized ClusterMap updatePool(UpdatePool request) {
@@ -268,10 +454,12 @@ public final class MgmtService {
     }
 
     private static ClusterMap toMap(State state) {
-        List<ChainInfo> chains = state.targets().stream()
-                .map(t -> new ChainInfo(t.targetId(), 1, List.of(t.targetId())))
-                .toList();
-        return new ClusterMap(state.version(), state.nodes(), state.targets(), chains, state.pools());
+        return new ClusterMap(state.version(), state.nodes(), state.targets(), state.chains(), state.pools(), state.mdts());
+    }
+
+    @Override
+    public void close() {
+        livenessChecker.shutdownNow();
     }
 
     public void register(RpcDispatcher dispatcher) {
@@ -283,14 +471,12 @@ public final class MgmtService {
             deleteAccessKey(request.accessKeyId());
             return HandshakeMessages.EMPTY;
         }));
-        dispatcher.register(Heartbeat.class, (context, request, data) -> {
-            try {
-                heartbeat(request);
-                return CompletableFuture.completedFuture(Reply.of(HandshakeMessages.EMPTY));
-            } catch (PlinthException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-        });
+        dispatcher.register(Heartbeat.class, (context, request, data) -> answer(() -> heartbeat(request)));
+        dispatcher.register(RegisterNode.class, (context, request, data) -> answer(() -> registerNode(request.nodeId(), request.rpcAddress(),
+                request.targets(), request.targetPaths())));
+        dispatcher.register(RegisterMdt.class, (context, request, data) -> answer(() -> registerMdt(request.mdtId(), request.rpcAddress())));
+        dispatcher.register(AllocateIds.class, (context, request, data) -> answer(() -> new AllocatedIds(allocateIds(request.kind(), request.count()))));
+        dispatcher.register(ChainSynced.class, (context, request, data) -> answer(() -> chainSynced(request)));
     }
 
     private static CompletableFuture<Reply> answer(java.util.function.Supplier<Record> action) {

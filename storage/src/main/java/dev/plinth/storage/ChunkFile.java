@@ -27,7 +27,6 @@ import java.util.Arrays;
 final class ChunkFile implements AutoCloseable {
     private static final int MAGIC = ChunkFormat.MAGIC;
     private static final int FORMAT_VERSION = ChunkFormat.FORMAT_VERSION;
-    private static final int HEADER_BYTES = ChunkFormat.HEADER_BYTES;
     private static final int BLOCK = Crc32cBlocks.BLOCK_BYTES;
     private static final int ZERO_BLOCK_CRC = Crc32cBlocks.crc(new byte[BLOCK], 0, BLOCK);
 
@@ -37,6 +36,10 @@ final class ChunkFile implements AutoCloseable {
     private final FileChannel meta;
     private long version;
     private int length;
+    private int chainId;
+    /** Where the CRC slots start: a format-1 chunk keeps its shorter header. */
+    private int headerBytes = ChunkFormat.HEADER_BYTES;
+    private int format = FORMAT_VERSION;
     private int[] crcs;
     boolean closed;
 
@@ -47,8 +50,8 @@ final class ChunkFile implements AutoCloseable {
         this.meta = meta;
     }
 
-    /** Opens a chunk, creating empty files when {@code create} and it does not exist; null if absent. */
-    static ChunkFile open(Path dataPath, boolean create) throws IOException {
+    /** Opens a chunk, creating empty files of chain {@code chainId} when {@code create} and it does not exist; null if absent. */
+    static ChunkFile open(Path dataPath, boolean create, int chainId) throws IOException {
         Path metaPath = ChunkFormat.metaPath(dataPath);
         if (!create && !Files.exists(metaPath)) {
             return null;
@@ -63,6 +66,7 @@ final class ChunkFile implements AutoCloseable {
             throw e;
         }
         ChunkFile chunk = new ChunkFile(dataPath, metaPath, data, meta);
+        chunk.chainId = chainId;
         try {
             chunk.load();
         } catch (IOException | RuntimeException e) {
@@ -84,7 +88,15 @@ final class ChunkFile implements AutoCloseable {
         ChunkFormat.Header header = ChunkFormat.readHeader(meta, metaPath);
         version = header.version();
         length = header.length();
-        crcs = ChunkFormat.readCrcs(meta, metaPath, 0, Crc32cBlocks.blockCount(length));
+        chainId = header.chainId();
+        headerBytes = header.headerBytes();
+        format = headerBytes == ChunkFormat.HEADER_BYTES ? FORMAT_VERSION : 1;
+        crcs = ChunkFormat.readCrcs(meta, metaPath, header, 0, Crc32cBlocks.blockCount(length));
+    }
+
+    /** The chain this chunk belongs to ({@link ChunkFormat#OWN_CHAIN} for a format-1 chunk). */
+    int chainId() {
+        return chainId;
     }
 
     long version() {
@@ -108,9 +120,10 @@ final class ChunkFile implements AutoCloseable {
      * Writes {@code bytes} at {@code offset}, then the meta. {@code segmentCrcs} are the verified
      * CRCs of the data cut at block boundaries: a segment that fills its block gives that block's
      * CRC as is; blocks the write covers in part (and blocks of a hole it opens) are recomputed.
+     * The chunk's version becomes {@code newVersion}, or goes up by one where that is 0.
      * Returns how many bytes the chunk grew.
      */
-    int write(int offset, ByteBuffer bytes, int[] segmentCrcs) throws IOException {
+    int write(int offset, ByteBuffer bytes, int[] segmentCrcs, long newVersion) throws IOException {
         int count = bytes.remaining();
         int oldLength = length;
         int newLength = Math.max(oldLength, offset + count);
@@ -155,9 +168,41 @@ final class ChunkFile implements AutoCloseable {
         }
         crcs = newCrcs;
         length = newLength;
-        version++;
+        version = newVersion > 0 ? newVersion : version + 1;
         writeMeta(Math.min(holeFirst, writeFirst), newBlocks);
         return newLength - oldLength;
+    }
+
+    /**
+     * Makes the chunk {@code whole} (its entire content, checked against {@code blockCrcs} by the
+     * caller) at version {@code newVersion}: how a replica that missed versions catches up.
+     * Returns how many bytes the chunk grew (negative where it shrank).
+     */
+    int replace(ByteBuffer whole, int[] blockCrcs, long newVersion) throws IOException {
+        int oldLength = length;
+        int newLength = whole.remaining();
+        ByteBuffer source = whole.duplicate();
+        long position = 0;
+        while (source.hasRemaining()) {
+            position += data.write(source, position);
+        }
+        if (newLength < oldLength) {
+            data.truncate(newLength);
+        }
+        crcs = blockCrcs.clone();
+        length = newLength;
+        version = newVersion;
+        meta.truncate(headerBytes + (long) crcs.length * 4);
+        writeMeta(0, crcs.length);
+        return newLength - oldLength;
+    }
+
+    /** The chunk's whole content, as stored (the caller checks it against {@link #crcs}). */
+    ByteBuffer readWhole() throws IOException {
+        ByteBuffer whole = ByteBuffer.allocateDirect(length);
+        ChunkFormat.readFully(data, whole, 0);
+        whole.flip();
+        return whole;
     }
 
     /** CRC of one block after the write, merging old bytes, zeros of a hole and the new bytes. */
@@ -200,7 +245,7 @@ final class ChunkFile implements AutoCloseable {
         crcs = newCrcs;
         length = newLength;
         version++;
-        meta.truncate(HEADER_BYTES + (long) blocks * 4);
+        meta.truncate(headerBytes + (long) blocks * 4);
         writeMeta(Math.max(0, blocks - 1), blocks);
         return freed;
     }
@@ -224,8 +269,11 @@ final class ChunkFile implements AutoCloseable {
     }
 
     private void writeHeader() throws IOException {
-        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
-        header.putInt(MAGIC).putShort((short) FORMAT_VERSION).putShort((short) 0).putLong(version).putInt(length).putInt(BLOCK);
+        ByteBuffer header = ByteBuffer.allocate(headerBytes);
+        header.putInt(MAGIC).putShort((short) format).putShort((short) 0).putLong(version).putInt(length).putInt(BLOCK);
+        if (format >= 2) {
+            header.putInt(chainId).putInt(0);
+        }
         header.flip();
         writeFully(meta, header, 0);
     }
@@ -234,7 +282,7 @@ final class ChunkFile implements AutoCloseable {
         if (blockCount > firstBlock) {
             ByteBuffer slots = ByteBuffer.allocate((blockCount - firstBlock) * 4);
             slots.asIntBuffer().put(crcs, firstBlock, blockCount - firstBlock);
-            writeFully(meta, slots, HEADER_BYTES + (long) firstBlock * 4);
+            writeFully(meta, slots, headerBytes + (long) firstBlock * 4);
         }
         writeHeader();
     }

@@ -7,6 +7,7 @@ import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,6 +24,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -197,10 +200,15 @@ public final class ChunkStore implements AutoCloseable {
 
     /** Runs {@code action} on the chunk with it locked; null result and no call if absent and not {@code create}. */
     private <T> T withChunk(Path dataPath, boolean create, ChunkAction<T> action) {
+        return withChunk(dataPath, create, targetId, action);
+    }
+
+    /** As above; a chunk created here belongs to chain {@code chainId}. */
+    private <T> T withChunk(Path dataPath, boolean create, int chainId, ChunkAction<T> action) {
         while (true) {
             ChunkFile chunk;
             try {
-                chunk = acquire(dataPath, create);
+                chunk = acquire(dataPath, create, chainId);
             } catch (IOException e) {
                 throw ioError("open", dataPath, e);
             }
@@ -220,13 +228,13 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    private ChunkFile acquire(Path dataPath, boolean create) throws IOException {
+    private ChunkFile acquire(Path dataPath, boolean create, int chainId) throws IOException {
         synchronized (open) {
             ChunkFile chunk = open.get(dataPath);
             if (chunk != null) {
                 return chunk;
             }
-            chunk = ChunkFile.open(dataPath, create);
+            chunk = ChunkFile.open(dataPath, create, chainId);
             if (chunk == null) {
                 return null;
             }
@@ -259,31 +267,231 @@ public final class ChunkStore implements AutoCloseable {
         return new PlinthException(ErrorCode.IO_ERROR, "cannot " + what + " " + path + ": " + message, e);
     }
 
+    /** A chunk's version and length after a write. */
+    public record WriteResult(long version, int length) {}
+
     /**
-     * Writes {@code data} at {@code offset} of a chunk after checking it against the sender's
-     * segment CRCs (so corruption on the way is caught) and against free space. Returns the
-     * chunk's new version and length.
+     * Writes {@code data} at {@code offset} of a chunk of chain {@code chainId} after checking it
+     * against the sender's segment CRCs (so corruption on the way is caught) and against free
+     * space.
+     *
+     * <p>{@code version} 0 is a new write at the head of a chain: the head gives it the chunk's
+     * next version, numbered within the chain's version ({@code chainVersion} in the high 32 bits)
+     * so that writes made after a membership change never share a version with writes a departed
+     * head made and never passed on. The version the chunk had before is left in
+     * {@code previousOut[0]}, for the successor.
+     *
+     * <p>A forwarded write carries the head's {@code version} and {@code previousVersion}: the
+     * chunk takes it only if it holds {@code previousVersion}; if it holds {@code version} or newer
+     * already (a whole-chunk copy overtook this write) the write is done; otherwise it missed a
+     * write, and CHUNK_BEHIND asks the sender for the whole chunk.
      */
-    public long[] write(ChunkId chunk, int offset, ByteBuffer data, List<Integer> segmentCrcs) {
+    public WriteResult write(ChunkId chunk, ChainWrite chain, int offset, ByteBuffer data, List<Integer> segmentCrcs, long version,
+                             long previousVersion, long[] previousOut) {
         validate(chunk, offset, data.remaining());
-        int[] expected = segmentCrcs.stream().mapToInt(Integer::intValue).toArray();
-        int[] received = Crc32cBlocks.segmentCrcs(data, offset);
-        if (!java.util.Arrays.equals(expected, received)) {
-            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "write to " + chunk + " arrived corrupted");
-        }
+        int[] received = checkCrcs(chunk, data, offset, segmentCrcs);
         Path path = dataPath(chunk);
-        return withChunk(path, true, file -> {
+        return withChunk(path, true, chain.chainId(), file -> {
+            chain.checkCurrent().run();
+            long newVersion = version;
+            if (version == 0) {
+                newVersion = Math.max(file.version() + 1, (chain.chainVersion() << 32) + 1);
+            } else if (file.version() >= version) {
+                return new WriteResult(file.version(), file.length());
+            } else if (file.version() != previousVersion) {
+                throw new PlinthException(ErrorCode.CHUNK_BEHIND, chunk + " on target " + targetId + " is at version " + file.version()
+                        + ", the write follows version " + previousVersion);
+            }
+            previousOut[0] = file.version();
             long growth = Math.max(0, (long) offset + data.remaining() - file.length());
             reserve(growth);
             try {
-                int grown = file.write(offset, data, received);
+                int grown = file.write(offset, data, received, newVersion);
                 usedBytes.addAndGet(grown - growth);
             } catch (IOException | RuntimeException e) {
                 usedBytes.addAndGet(-growth); // the write left the chunk as it was
                 throw e;
             }
-            return new long[] {file.version(), file.length()};
+            touched(chain, chunk);
+            return new WriteResult(file.version(), file.length());
         });
+    }
+
+    /**
+     * The chain a write came through: its id, the chain version it carried, and a check, run
+     * with the chunk locked just before the write, that this version is still the chain's (a
+     * write that waited, say in a paused process, must not land after the chain moved on).
+     */
+    public record ChainWrite(int chainId, long chainVersion, Runnable checkCurrent) {}
+
+    /** One-replica callers (and tests): a head write on chain version 1 of this target's own chain. */
+    public WriteResult write(ChunkId chunk, int offset, ByteBuffer data, List<Integer> segmentCrcs) {
+        return write(chunk, new ChainWrite(targetId, 1, () -> { }), offset, data, segmentCrcs, 0, 0, new long[1]);
+    }
+
+    // ---- resync: a returning member copies what it missed while new writes keep arriving
+
+    /** A resync under way: the chain version it syncs to, and the chunks that version of the chain has written since. */
+    private record SyncState(long chainVersion, Set<ChunkId> touched) {}
+
+    /** Chunks written by the chain (not by the resync) while a resync of that chain runs; the resync leaves them alone. */
+    private final Map<Integer, SyncState> touchedDuringSync = new ConcurrentHashMap<>();
+
+    /**
+     * From now until {@link #endSync}, remembers which chunks of {@code chainId} the chain writes
+     * at {@code chainVersion} or later (older writes that arrive late are the resync's to fix).
+     */
+    public void beginSync(int chainId, long chainVersion) {
+        touchedDuringSync.put(chainId, new SyncState(chainVersion, ConcurrentHashMap.newKeySet()));
+    }
+
+    public void endSync(int chainId) {
+        touchedDuringSync.remove(chainId);
+    }
+
+    private void touched(ChainWrite chain, ChunkId chunk) {
+        SyncState sync = touchedDuringSync.get(chain.chainId());
+        if (sync != null && chain.chainVersion() >= sync.chainVersion()) {
+            sync.touched().add(chunk);
+        }
+    }
+
+    private boolean touchedInSync(int chainId, ChunkId chunk) {
+        SyncState sync = touchedDuringSync.get(chainId);
+        return sync != null && sync.touched().contains(chunk);
+    }
+
+    /**
+     * Resync: removes a chunk of {@code chainId} that the chain's serving members no longer have,
+     * unless the chain wrote it since the resync began.
+     */
+    public void removeStale(ChunkId chunk, int chainId) {
+        validate(chunk, 0, 0);
+        Path path = dataPath(chunk);
+        Boolean remove = withChunk(path, false, file -> !touchedInSync(chainId, chunk));
+        if (Boolean.TRUE.equals(remove)) {
+            removeChunk(path);
+        }
+    }
+
+    private static int[] checkCrcs(ChunkId chunk, ByteBuffer data, int offset, List<Integer> segmentCrcs) {
+        int[] expected = segmentCrcs.stream().mapToInt(Integer::intValue).toArray();
+        int[] received = Crc32cBlocks.segmentCrcs(data, offset);
+        if (!java.util.Arrays.equals(expected, received)) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "write to " + chunk + " arrived corrupted");
+        }
+        return received;
+    }
+
+    /**
+     * Makes a chunk hold {@code whole} (its entire content, checked against its block CRCs) at
+     * {@code version}, if what it holds is older: a copy passed down the chain to a member that is
+     * syncing or missed a version.
+     */
+    public WriteResult installWhole(ChunkId chunk, ChainWrite chain, ByteBuffer whole, List<Integer> blockCrcs, long version) {
+        return install(chunk, chain.chainId(), whole, blockCrcs, version, file -> {
+            chain.checkCurrent().run();
+            return file.version() < version;
+        }, chain);
+    }
+
+    /**
+     * Resync: makes a chunk of {@code chainId} hold the serving members' copy at {@code version},
+     * replacing any other version (the serving members are right, even where a departed head
+     * left a newer unacknowledged write), unless the chain wrote the chunk since the resync began.
+     */
+    public WriteResult installFromResync(ChunkId chunk, int chainId, ByteBuffer whole, List<Integer> blockCrcs, long version) {
+        return install(chunk, chainId, whole, blockCrcs, version, file -> file.version() != version && !touchedInSync(chainId, chunk), null);
+    }
+
+    private WriteResult install(ChunkId chunk, int chainId, ByteBuffer whole, List<Integer> blockCrcs, long version, ChunkAction<Boolean> replace,
+                                ChainWrite touching) {
+        validate(chunk, 0, whole.remaining());
+        int[] crcs = checkCrcs(chunk, whole, 0, blockCrcs);
+        Path path = dataPath(chunk);
+        return withChunk(path, true, chainId, file -> {
+            if (!replace.apply(file)) {
+                return new WriteResult(file.version(), file.length());
+            }
+            long growth = Math.max(0, (long) whole.remaining() - file.length());
+            reserve(growth);
+            try {
+                int grown = file.replace(whole, crcs, version);
+                usedBytes.addAndGet(grown - growth);
+            } catch (IOException | RuntimeException e) {
+                usedBytes.addAndGet(-growth);
+                throw e;
+            }
+            if (touching != null) {
+                touched(touching, chunk);
+            }
+            return new WriteResult(file.version(), file.length());
+        });
+    }
+
+    /** A chunk's whole content with its version and block CRCs, read under its lock; null if absent. */
+    public record WholeChunk(ByteBuffer data, long version, int[] blockCrcs) {}
+
+    public WholeChunk readWhole(ChunkId chunk) {
+        validate(chunk, 0, 0);
+        return withChunk(dataPath(chunk), false, file -> new WholeChunk(file.readWhole(), file.version(),
+                file.crcs(0, Crc32cBlocks.blockCount(file.length()))));
+    }
+
+    /** The version and length of a chunk; null if absent. */
+    public WriteResult stat(ChunkId chunk) {
+        validate(chunk, 0, 0);
+        return withChunk(dataPath(chunk), false, file -> new WriteResult(file.version(), file.length()));
+    }
+
+    /**
+     * The chunks of chain {@code chainId} on this target after {@code startAfter} (null: from the
+     * first), in (inode, object, chunk) order, at most {@code limit}. Reads every chunk's header:
+     * a walk of the whole target per page, which is what a resync costs until chunks are indexed.
+     */
+    public List<ChunkEntry> listChunks(int chainId, ChunkId startAfter, int limit) {
+        List<ChunkEntry> found = new ArrayList<>();
+        Comparator<ChunkId> order = Comparator.comparingLong(ChunkId::inodeId).thenComparingInt(ChunkId::objectIndex)
+                .thenComparingLong(ChunkId::chunkIndex);
+        try (Stream<Path> files = Files.walk(chunksRoot, 3)) {
+            for (Path meta : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".meta"))::iterator) {
+                ChunkId chunk = chunkIdOf(meta);
+                if (chunk == null || (startAfter != null && order.compare(chunk, startAfter) <= 0)) {
+                    continue;
+                }
+                ChunkEntry entry = withChunk(dataPath(chunk), false, file -> {
+                    int owner = file.chainId() == ChunkFormat.OWN_CHAIN ? targetId : file.chainId();
+                    return owner == chainId ? new ChunkEntry(chunk, file.version(), file.length()) : null;
+                });
+                if (entry != null) {
+                    found.add(entry);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return List.of();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot list chunks of target " + targetId + ": " + e.getMessage(), e);
+        }
+        found.sort(Comparator.comparing(ChunkEntry::chunk, order));
+        return found.size() > limit ? List.copyOf(found.subList(0, limit)) : found;
+    }
+
+    /** The chunk a meta file belongs to, from its path; null for a file that is not a chunk's. */
+    private static ChunkId chunkIdOf(Path metaPath) {
+        try {
+            String name = metaPath.getFileName().toString();
+            String[] parts = name.substring(0, name.length() - ".meta".length()).split("\\.");
+            long inodeId = Long.parseUnsignedLong(metaPath.getParent().getFileName().toString(), 16);
+            return new ChunkId(inodeId, Integer.parseInt(parts[0]), Long.parseLong(parts[1]));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Removes one chunk; idempotent. */
+    public void removeChunk(ChunkId chunk) {
+        validate(chunk, 0, 0);
+        removeChunk(dataPath(chunk));
     }
 
     /** What to send for [offset, offset + length): whole blocks, cut at the chunk's end. */

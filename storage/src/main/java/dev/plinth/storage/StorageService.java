@@ -9,7 +9,15 @@ import dev.plinth.wire.RequestContext;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
+import dev.plinth.wire.RpcClient;
+import dev.plinth.wire.RpcResponse;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.MemberState;
+import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
+import dev.plinth.wire.messages.StorageMessages.ChunkList;
+import dev.plinth.wire.messages.StorageMessages.ListChunks;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import java.time.Duration;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -33,23 +41,32 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The storage role: serves chunk I/O for the targets of this node. Disk work runs on a bounded
+ * The storage role: serves chunk I/O for the targets of this node, and passes writes down their
+ * chains (CRAQ): a write is applied here, then sent to the next member, and answered once the
+ * last member has it. Disk work runs on a bounded
  * pool of platform threads (blocking file I/O would pin virtual threads' carriers); when its
  * queue is full, requests fail fast with BUSY and the client retries. Reads reply with a file
  * region, which the transport sends with sendfile; the block CRCs ride in the header.
  */
 public final class StorageService implements AutoCloseable {
     private static final int QUEUE_MAX = 4096;
+    private static final int LIST_CHUNKS_MAX = 4096;
 
     private final Map<Integer, ChunkStore> targets = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor ioExecutor;
+    /** Passing writes down chains: waits on connections and windows, never on disks. */
+    private final java.util.concurrent.ExecutorService forwardExecutor = java.util.concurrent.Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("storage-forward-", 0).factory());
+    private final ClusterView cluster;
+    private final UncommittedChunks replicas = new UncommittedChunks();
     private final Counter bytes;
 
-    public StorageService(int ioThreads) {
-        this(ioThreads, dev.plinth.wire.Metrics.unexposed());
+    public StorageService(int ioThreads, ClusterView cluster) {
+        this(ioThreads, cluster, dev.plinth.wire.Metrics.unexposed());
     }
 
-    public StorageService(int ioThreads, PrometheusRegistry registry) {
+    public StorageService(int ioThreads, ClusterView cluster, PrometheusRegistry registry) {
+        this.cluster = requireNonNull(cluster, "cluster is null");
         this.ioExecutor = new ThreadPoolExecutor(ioThreads, ioThreads, 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE_MAX), Thread.ofPlatform().name("storage-io-", 0).daemon().factory());
         this.bytes = dev.plinth.wire.Metrics.counter(registry, "plinth_target_io_bytes", "Bytes read from and written to each target's chunks.",
@@ -117,29 +134,38 @@ public final class StorageService implements AutoCloseable {
     public void register(RpcDispatcher dispatcher) {
         dispatcher.register(WriteChunk.class, (context, request, data) -> {
             data.retain();
+            // the chain check may fetch the map from mgmt, which must not happen on a network thread
             return onDisk(context, () -> {
-                try {
-                    int length = data.readableBytes();
-                    long[] result = target(request.targetId()).write(request.chunk(), request.chunkOffset(), data.nioBuffer(), request.segmentCrcs());
-                    bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
-                    return Reply.of(new WriteChunkResult(result[0], (int) result[1]));
-                } finally {
-                    data.release();
-                }
-            }, data::release);
+                ChainInfo chain = checkWrite(request);
+                return new Step(chain, applyLocally(request, data));
+            }, null).thenCompose(step -> forward(context, request, step.chain(), data, step.applied()))
+                    .whenComplete((ignored, failure) -> data.release());
         });
-        dispatcher.register(ReadChunk.class, (context, request, data) -> onDisk(context, () -> {
-            ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
-            ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
-                    Arrays.stream(read.blockCrcs()).boxed().toList());
-            bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
-            if (read.byteCount() == 0) {
-                return Reply.of(result);
+        dispatcher.register(ReadChunk.class, (context, request, data) -> {
+            try {
+                checkRead(request);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
             }
-            if (!context.fileRegionsAllowed()) {
-                return Reply.withData(result, readIntoBuffer(read));
-            }
-            return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
+            return onDisk(context, () -> {
+                ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
+                ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
+                        Arrays.stream(read.blockCrcs()).boxed().toList());
+                bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
+                if (read.byteCount() == 0) {
+                    return Reply.of(result);
+                }
+                if (!context.fileRegionsAllowed()) {
+                    return Reply.withData(result, readIntoBuffer(read));
+                }
+                return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
+            }, null);
+        });
+        dispatcher.register(ListChunks.class, (context, request, data) -> onDisk(context, () -> {
+            int limit = Math.max(1, Math.min(request.limit(), LIST_CHUNKS_MAX));
+            List<ChunkEntry> chunks = target(request.targetId()).listChunks(request.chainId(), request.startAfter(), limit + 1);
+            boolean truncated = chunks.size() > limit;
+            return Reply.of(new ChunkList(truncated ? List.copyOf(chunks.subList(0, limit)) : chunks, truncated));
         }, null));
         dispatcher.register(TruncateObject.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).truncateObject(request.inodeId(), request.objectIndex(), request.objectLength(), request.chunkSizeBytes());
@@ -155,12 +181,175 @@ public final class StorageService implements AutoCloseable {
         }, null));
     }
 
+    // ---- chain replication
+
+    /**
+     * The chain a write belongs to, if the sender's table and ours agree on it and this target
+     * may take the write: a client's write enters at the head, a forwarded one anywhere behind
+     * it. A table older than the sender's is fetched again first; a node whose heartbeats mgmt
+     * has not answered for a node timeout takes no writes (mgmt may have given its place away).
+     */
+    private ChainInfo checkWrite(WriteChunk request) {
+        target(request.targetId());
+        ChainInfo chain = currentChain(request.chainId(), request.chainVersion());
+        if (chain.version() != request.chainVersion()) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "chain " + chain.chainId() + " is at version " + chain.version()
+                    + ", the write carries " + request.chainVersion());
+        }
+        int position = chain.writeTargets().indexOf(request.targetId());
+        if (position < 0 || (request.chunkVersion() == 0 && position != 0)) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "target " + request.targetId() + " is not "
+                    + (position < 0 ? "a member" : "the head") + " of chain " + chain.chainId() + " at version " + chain.version());
+        }
+        if (!cluster.leaseValid()) {
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "this node has not reached mgmt for a node timeout; it takes no writes");
+        }
+        return chain;
+    }
+
+    private ChainInfo currentChain(int chainId, long senderVersion) {
+        ChainInfo chain = cluster.map().chain(chainId);
+        if (chain == null || chain.version() < senderVersion) {
+            chain = cluster.refresh().chain(chainId);
+        }
+        if (chain == null) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "no chain " + chainId + " in this node's cluster map");
+        }
+        return chain;
+    }
+
+    /**
+     * A read may go to any serving member, but a member that holds a write its successors have
+     * not acknowledged must not hand it out (it may never commit): such reads go to the tail,
+     * the last serving member, which holds only committed writes.
+     */
+    private void checkRead(ReadChunk request) {
+        ChainInfo chain = cluster.map().chain(request.chainId());
+        if (chain == null) {
+            return; // a chain this node has not heard of yet: answer from what is on disk
+        }
+        List<Integer> serving = chain.targetIds();
+        if (!serving.contains(request.targetId())) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "target " + request.targetId() + " does not serve chain " + chain.chainId()
+                    + " at version " + chain.version());
+        }
+        if (serving.getLast() != request.targetId() && replicas.uncommitted(request.targetId(), request.chunk())) {
+            throw new PlinthException(ErrorCode.NOT_COMMITTED, request.chunk() + " on target " + request.targetId());
+        }
+    }
+
+    /** Checked again with the chunk locked, right before a write lands: the map may have moved on since the request was checked. */
+    private void requireCurrent(int chainId, long chainVersion) {
+        ChainInfo chain = cluster.map().chain(chainId);
+        if (chain == null || chain.version() != chainVersion || !cluster.leaseValid()) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "chain " + chainId + " moved past version " + chainVersion
+                    + " while the write waited");
+        }
+    }
+
+    /** What a write did here, to pass down the chain. */
+    private record Applied(long previousVersion, ChunkStore.WriteResult result) {}
+
+    private record Step(ChainInfo chain, Applied applied) {}
+
+    private Applied applyLocally(WriteChunk request, io.netty.buffer.ByteBuf data) {
+        ChunkStore store = target(request.targetId());
+        int length = data.readableBytes();
+        replicas.begin(request.targetId(), request.chunk());
+        try {
+            Applied applied;
+            ChunkStore.ChainWrite chain = new ChunkStore.ChainWrite(request.chainId(), request.chainVersion(),
+                    () -> requireCurrent(request.chainId(), request.chainVersion()));
+            if (request.wholeChunk()) {
+                ChunkStore.WriteResult result = store.installWhole(request.chunk(), chain, data.nioBuffer(), request.segmentCrcs(),
+                        request.chunkVersion());
+                applied = new Applied(0, result);
+            } else {
+                long[] previous = new long[1];
+                ChunkStore.WriteResult result = store.write(request.chunk(), chain, request.chunkOffset(), data.nioBuffer(),
+                        request.segmentCrcs(), request.chunkVersion(), request.previousVersion(), previous);
+                applied = new Applied(previous[0], result);
+            }
+            bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
+            return applied;
+        } catch (RuntimeException e) {
+            replicas.abort(request.targetId(), request.chunk()); // nothing changed here
+            throw e;
+        }
+    }
+
+    /**
+     * Passes an applied write to the next member that takes writes, and answers once it (and so
+     * the rest of the chain) has it. A syncing successor, or one that says it missed a version,
+     * gets the whole chunk as this member holds it.
+     */
+    private CompletableFuture<Reply> forward(RequestContext context, WriteChunk request, ChainInfo chain, io.netty.buffer.ByteBuf data,
+                                             Applied applied) {
+        List<Integer> order = chain.writeTargets();
+        int position = order.indexOf(request.targetId());
+        Reply reply = Reply.of(new WriteChunkResult(applied.result().version(), applied.result().length()));
+        if (position == order.size() - 1) {
+            replicas.end(request.targetId(), request.chunk(), true);
+            return CompletableFuture.completedFuture(reply);
+        }
+        int successor = order.get(position + 1);
+        boolean whole = request.wholeChunk() || chain.stateOf(successor) == MemberState.SYNCING;
+        CompletableFuture<Reply> result = new CompletableFuture<>();
+        forwardExecutor.execute(() -> sendDown(context, request, chain, successor, data.retain(), applied, whole, reply, result));
+        return result.whenComplete((ignored, failure) -> replicas.end(request.targetId(), request.chunk(), failure == null));
+    }
+
+    private void sendDown(RequestContext context, WriteChunk request, ChainInfo chain, int successor, io.netty.buffer.ByteBuf data,
+                          Applied applied, boolean whole, Reply reply, CompletableFuture<Reply> result) {
+        CompletableFuture<? extends RpcResponse<Record>> call;
+        try {
+            Duration timeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), context.deadlineNanos() - System.nanoTime()));
+            if (whole) {
+                if (data != null) {
+                    data.release();
+                }
+                ChunkStore.WholeChunk copy = target(request.targetId()).readWhole(request.chunk());
+                if (copy == null) {
+                    throw new PlinthException(ErrorCode.CHAIN_CHANGED, request.chunk() + " vanished before it was passed on");
+                }
+                WriteChunk down = new WriteChunk(successor, request.chunk(), 0, Arrays.stream(copy.blockCrcs()).boxed().toList(),
+                        request.chainId(), request.chainVersion(), copy.version(), 0, true);
+                call = cluster.connectionTo(successor).callAsync(down, io.netty.buffer.Unpooled.wrappedBuffer(copy.data()), timeout);
+            } else {
+                WriteChunk down = new WriteChunk(successor, request.chunk(), request.chunkOffset(), request.segmentCrcs(), request.chainId(),
+                        request.chainVersion(), applied.result().version(), applied.previousVersion(), false);
+                call = cluster.connectionTo(successor).callAsync(down, data, timeout);
+            }
+        } catch (RuntimeException e) {
+            if (!whole) {
+                data.release(); // not handed to a call
+            }
+            result.completeExceptionally(e);
+            return;
+        }
+        call.whenComplete((response, failure) -> {
+            if (failure == null) {
+                response.close();
+                result.complete(reply);
+                return;
+            }
+            RuntimeException error = RpcClient.unwrap(failure);
+            if (!whole && error instanceof PlinthException plinth && plinth.code() == ErrorCode.CHUNK_BEHIND) {
+                forwardExecutor.execute(() -> sendDown(context, request, chain, successor, null, applied, true, reply, result));
+                return;
+            }
+            result.completeExceptionally(error instanceof PlinthException plinth && plinth.code() == ErrorCode.CHAIN_CHANGED ? plinth
+                    : new PlinthException(ErrorCode.UNAVAILABLE, "chain " + chain.chainId() + ": target " + successor + " did not take the write: "
+                            + error.getMessage(), error));
+        });
+    }
+
     /**
      * Runs disk work on the I/O pool. A request whose deadline passed while it waited in the
      * queue is answered TIMED_OUT without touching the disk: its caller has stopped waiting, and
      * a retried write carries the same data.
      */
-    private CompletableFuture<Reply> onDisk(RequestContext context, Supplier<Reply> work, Runnable onRejected) {
+    private <T> CompletableFuture<T> onDisk(RequestContext context, Supplier<T> work, Runnable onRejected) {
         try {
             return CompletableFuture.supplyAsync(() -> {
                 if (context.expired()) {
@@ -178,6 +367,7 @@ public final class StorageService implements AutoCloseable {
 
     @Override
     public void close() {
+        forwardExecutor.shutdownNow();
         ioExecutor.shutdown();
         try {
             ioExecutor.awaitTermination(10, TimeUnit.SECONDS);

@@ -23,16 +23,21 @@ final class Messages {
 
         registry.register(10, MgmtMessages.GetClusterMap.class, MgmtMessages.ClusterMap.class);
         registry.register(11, MgmtMessages.UpdatePool.class, MgmtMessages.ClusterMap.class);
-        registry.register(12, MgmtMessages.Heartbeat.class, Empty.class);
+        registry.register(12, MgmtMessages.Heartbeat.class, MgmtMessages.HeartbeatReply.class);
         registry.register(13, MgmtMessages.CreateAccessKey.class, MgmtMessages.AccessKey.class);
         registry.register(14, MgmtMessages.ListAccessKeys.class, MgmtMessages.AccessKeyList.class);
         registry.register(15, MgmtMessages.DeleteAccessKey.class, Empty.class);
+        registry.register(16, MgmtMessages.RegisterNode.class, MgmtMessages.ClusterMap.class);
+        registry.register(17, MgmtMessages.RegisterMdt.class, MgmtMessages.ClusterMap.class);
+        registry.register(18, MgmtMessages.AllocateIds.class, MgmtMessages.AllocatedIds.class);
+        registry.register(19, MgmtMessages.ChainSynced.class, MgmtMessages.ClusterMap.class);
 
         registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
         registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);
         registry.register(22, StorageMessages.TruncateObject.class, Empty.class);
         registry.register(23, StorageMessages.RemoveFile.class, Empty.class);
         registry.register(24, StorageMessages.SyncFile.class, Empty.class);
+        registry.register(25, StorageMessages.ListChunks.class, StorageMessages.ChunkList.class);
 
         registry.register(100, MetaMessages.Lookup.class, MetaMessages.AttributesReply.class);
         registry.register(101, MetaMessages.ResolvePath.class, MetaMessages.AttributesReply.class);

@@ -39,7 +39,7 @@ class RpcTest {
     void start() {
         RpcDispatcher dispatcher = new RpcDispatcher();
         dispatcher.register(GetClusterMap.class, (context, request, data) ->
-                CompletableFuture.completedFuture(Reply.of(new ClusterMap(7, List.of(), List.of(), List.of(), List.of()))));
+                CompletableFuture.completedFuture(Reply.of(new ClusterMap(7, List.of(), List.of(), List.of(), List.of(), List.of()))));
         // Echoes the data's length and CRC, and sends the data back.
         dispatcher.register(WriteChunk.class, (context, request, data) -> {
             if (request.chunkOffset() < 0) {
@@ -69,7 +69,7 @@ class RpcTest {
         byte[] payload = new byte[3 << 20];
         new Random(1).nextBytes(payload);
         try (RpcResponse<WriteChunkResult> response = RpcClient.await(client.callAsync(
-                new WriteChunk(1, new ChunkId(1, 0, 0), 0, List.of(), 0), Unpooled.wrappedBuffer(payload), Duration.ofSeconds(10)))) {
+                WriteChunk.fromClient(1, new ChunkId(1, 0, 0), 0, List.of(), 1, 1), Unpooled.wrappedBuffer(payload), Duration.ofSeconds(10)))) {
             assertThat(response.message().chunkLength()).isEqualTo(payload.length);
             byte[] back = new byte[response.data().readableBytes()];
             response.data().readBytes(back);
@@ -80,7 +80,7 @@ class RpcTest {
     @Test
     void typedErrorsReachTheCaller() {
         RpcClient client = connections.get(address);
-        assertThatThrownBy(() -> client.request(new WriteChunk(1, new ChunkId(1, 0, 0), -1, List.of(), 0)))
+        assertThatThrownBy(() -> client.request(WriteChunk.fromClient(1, new ChunkId(1, 0, 0), -1, List.of(), 1, 1)))
                 .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
         // a registered type that this node does not serve
         assertThatThrownBy(() -> client.request(new dev.plinth.wire.messages.StorageMessages.SyncFile(1, 1)))
@@ -147,7 +147,7 @@ class RpcTest {
                     secret.proof("client", challenge.serverNonce())))));
             RecordCodec.decode(HandshakeMessages.Welcome.class, readFrameHeader(in));
             // a WriteChunk header cut short
-            byte[] header = RecordCodec.encode(new WriteChunk(1, new ChunkId(1, 0, 0), 0, List.of(), 0));
+            byte[] header = RecordCodec.encode(WriteChunk.fromClient(1, new ChunkId(1, 0, 0), 0, List.of(), 1, 1));
             out.write(frame(Frame.MAGIC, 1, 20, 3, java.util.Arrays.copyOf(header, header.length - 3)));
             HandshakeMessages.ErrorReply error = RecordCodec.decode(HandshakeMessages.ErrorReply.class, readFrameHeader(in));
             assertThat(ErrorCode.fromWireCode(error.code())).isEqualTo(ErrorCode.PROTOCOL_ERROR);

@@ -21,13 +21,59 @@ public final class MgmtMessages {
         }
     }
 
-    /** An ordered list of targets holding the same chunks, head first. Version changes with membership. */
-    public record ChainInfo(int chainId, long version, List<Integer> targetIds) {}
+    /**
+     * A target's place in a chain. SERVING members hold every committed write and serve reads;
+     * a SYNCING member receives new writes (as whole chunks) while it copies what it missed, and
+     * serves no reads; an OFFLINE member gets nothing until it returns and syncs.
+     */
+    public enum MemberState { SERVING, SYNCING, OFFLINE }
+
+    public record ChainMember(int targetId, MemberState state) {}
+
+    /**
+     * An ordered list of targets holding the same chunks (CRAQ): writes enter at the head and are
+     * acknowledged when the last member that takes writes has them; reads go to any serving
+     * member. Members are kept in order SERVING (head first), SYNCING, OFFLINE. {@code version}
+     * changes with every membership or state change, and every write carries the version its
+     * sender knows, so a member with an older or newer table refuses it.
+     */
+    public record ChainInfo(int chainId, long version, List<ChainMember> members) {
+        /** How many copies the chain keeps when every member is healthy. */
+        public int replicas() {
+            return members.size();
+        }
+
+        /** The members that serve reads, head first. */
+        public List<Integer> targetIds() {
+            return members.stream().filter(m -> m.state() == MemberState.SERVING).map(ChainMember::targetId).toList();
+        }
+
+        /** The members a write goes through, in order: the serving ones, then those syncing. */
+        public List<Integer> writeTargets() {
+            return members.stream().filter(m -> m.state() != MemberState.OFFLINE).map(ChainMember::targetId).toList();
+        }
+
+        public MemberState stateOf(int targetId) {
+            return members.stream().filter(m -> m.targetId() == targetId).map(ChainMember::state).findFirst().orElse(null);
+        }
+
+        /** Whether every member is serving. */
+        public boolean healthy() {
+            return members.stream().allMatch(m -> m.state() == MemberState.SERVING);
+        }
+    }
+
+    /** Where metadata target {@code mdtId} is served. */
+    public record MdtInfo(int mdtId, String rpcAddress) {}
 
     public record PoolInfo(String name, List<Integer> targetIds) {}
 
     public record ClusterMap(long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<ChainInfo> chains,
-                             List<PoolInfo> pools) {
+                             List<PoolInfo> pools, List<MdtInfo> mdts) {
+        public MdtInfo mdt(int mdtId) {
+            return mdts.stream().filter(m -> m.mdtId() == mdtId).findFirst().orElse(null);
+        }
+
         public TargetInfo target(int targetId) {
             return targets.stream().filter(t -> t.targetId() == targetId).findFirst().orElse(null);
         }
@@ -65,7 +111,32 @@ public final class MgmtMessages {
 
     public record TargetUsage(int targetId, long capacityBytes, long usedBytes, long filesystemId) {}
 
+    /** Sent every second by each storage node; the reply says which cluster map is current. */
     public record Heartbeat(int nodeId, List<TargetUsage> targets) {}
+
+    public record HeartbeatReply(long mapVersion) {}
+
+    /**
+     * A storage node announcing itself and its targets (at start, and after mgmt forgot it);
+     * {@code targetPaths} are parallel to {@code targets}. New targets join the default pool.
+     */
+    public record RegisterNode(int nodeId, String rpcAddress, List<TargetUsage> targets, List<String> targetPaths) {}
+
+    /** A metadata service announcing where it serves MDT {@code mdtId}. */
+    public record RegisterMdt(int mdtId, String rpcAddress) {}
+
+    public enum IdKind { NODE, TARGET }
+
+    /** Reserves {@code count} fresh node or target ids (for storage nodes given no {@code --index}). */
+    public record AllocateIds(IdKind kind, int count) {}
+
+    public record AllocatedIds(List<Integer> ids) {}
+
+    /**
+     * A syncing member reporting that it holds everything its chain had at {@code chainVersion};
+     * mgmt makes it serving unless the chain changed meanwhile.
+     */
+    public record ChainSynced(int chainId, int targetId, long chainVersion) {}
 
     /**
      * An S3 access key of the gateway: requests signed with it act as {@code uid}/{@code gid}, so

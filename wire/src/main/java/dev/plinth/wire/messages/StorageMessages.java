@@ -12,8 +12,21 @@ public final class StorageMessages {
     /**
      * Writes the frame's data at {@code chunkOffset}. {@code segmentCrcs} are the CRC32C of the
      * data cut at the chunk's 64 KiB block boundaries (see {@code Crc32cBlocks.segmentCrcs}).
+     *
+     * <p>A client sends it to the head of chain {@code chainId} with {@code chunkVersion} 0; the
+     * head gives the write the chunk's next version and passes it down the chain with that
+     * version and the one it follows ({@code previousVersion}). {@code wholeChunk} marks a
+     * forward that carries the whole chunk as of {@code chunkVersion} (to a syncing member, or to
+     * one that missed a version): it replaces what the receiver holds if that is older.
      */
-    public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, long chainVersion) {}
+    public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId, long chainVersion,
+                             long chunkVersion, long previousVersion, boolean wholeChunk) {
+        /** A client's write, to the head of its chain. */
+        public static WriteChunk fromClient(int headTargetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId,
+                                            long chainVersion) {
+            return new WriteChunk(headTargetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, 0, 0, false);
+        }
+    }
 
     public record WriteChunkResult(long chunkVersion, int chunkLength) {}
 
@@ -22,7 +35,7 @@ public final class StorageMessages {
      * {@code alignedOffset}, up to the chunk's end, with each block's stored CRC32C so the client
      * verifies what it got; bytes past {@code chunkLength} are a hole and read as zeros.
      */
-    public record ReadChunk(int targetId, ChunkId chunk, int chunkOffset, int length) {}
+    public record ReadChunk(int targetId, ChunkId chunk, int chunkOffset, int length, int chainId) {}
 
     public record ReadChunkResult(int alignedOffset, int chunkLength, long chunkVersion, List<Integer> blockCrcs) {}
 
@@ -31,6 +44,18 @@ public final class StorageMessages {
 
     /** Removes every chunk of a deleted file on one target. */
     public record RemoveFile(int targetId, long inodeId) {}
+
+    /** One chunk as a target holds it. */
+    public record ChunkEntry(ChunkId chunk, long version, int length) {}
+
+    /**
+     * The chunks of chain {@code chainId} on one target, in {@link ChunkId} order after
+     * {@code startAfter} (null: from the first), at most {@code limit}: what a syncing member
+     * compares its own against.
+     */
+    public record ListChunks(int targetId, int chainId, ChunkId startAfter, int limit) {}
+
+    public record ChunkList(List<ChunkEntry> chunks, boolean truncated) {}
 
     /** Forces every chunk of a file on one target to stable storage (fsync). */
     public record SyncFile(int targetId, long inodeId) {}

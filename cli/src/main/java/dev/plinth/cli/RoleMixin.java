@@ -1,0 +1,82 @@
+package dev.plinth.cli;
+
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.server.RoleServer;
+import dev.plinth.wire.ClusterSecret;
+import dev.plinth.wire.HostPort;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** What `plinth mgmt`, `meta` and `storage` share: listeners, the secret, and running until SIGTERM. */
+final class RoleMixin {
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "RPC listener (setting rpc.listen, default 127.0.0.1:7100).")
+    String listen;
+
+    @Option(names = "--http", paramLabel = "HOST:PORT", description = "HTTP listener for /metrics, /healthz, /readyz (setting http.listen).")
+    String http;
+
+    @Option(names = "--secret-file", paramLabel = "FILE", description = "Cluster secret (setting cluster.secret-file).")
+    String secretFile;
+
+    @Mixin
+    SettingsMixin settings;
+
+    Config config() {
+        Config config = settings.config();
+        if (listen != null) {
+            config = config.with("rpc.listen", listen);
+        }
+        if (http != null) {
+            config = config.with("http.listen", http);
+        }
+        if (secretFile != null) {
+            config = config.with("cluster.secret-file", secretFile);
+        }
+        return config;
+    }
+
+    /** The secret file from the settings; {@code fallback} where none is set (mgmt keeps one in its data directory). */
+    static Path secretFile(Config config, Path fallback) {
+        String file = config.get(Settings.CLUSTER_SECRET_FILE);
+        if (file.isEmpty()) {
+            if (fallback == null) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "give --secret-file (the cluster.secret that plinth mgmt made)");
+            }
+            return fallback;
+        }
+        return Path.of(file);
+    }
+
+    static ClusterSecret readSecret(Config config) {
+        return ClusterSecret.read(secretFile(config, null));
+    }
+
+    static HostPort mgmtAddress(Config config, String flag) {
+        return HostPort.parse(flag != null ? flag : config.get(Settings.CLUSTER_MGMT));
+    }
+
+    /** Prints where the role listens, then serves until SIGTERM or Ctrl-C. */
+    static int serveUntilStopped(RoleServer server, String... details) throws InterruptedException {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "plinth-" + server.role() + "-shutdown"));
+        System.out.println("plinth " + server.role() + " ready");
+        System.out.println("  rpc:     " + server.rpcAddress());
+        if (server.httpAddress() != null) {
+            System.out.println("  http:    http://" + server.httpAddress() + "/metrics");
+        }
+        for (String detail : details) {
+            System.out.println("  " + detail);
+        }
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,227 @@
+package dev.plinth.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.ChunkFormat;
+import dev.plinth.common.Config;
+import dev.plinth.common.Layout;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Workload plus nemesis on a cluster of separate processes: writers write checksummed files
+ * (each acknowledged by fsync and close) to a replicated directory while storage nodes are
+ * killed, paused past the node timeout, and restarted, one at a time. Afterwards every
+ * acknowledged file must read back exactly, through the client and from the chunk files of every
+ * replica once the chains have resynced.
+ */
+class ChainFailureTest {
+    private static final int NODE_TIMEOUT_MILLIS = 2000;
+    private static final int CHUNK_SIZE = 256 << 10;
+    private static final int WRITERS = 2;
+    private static final int FILES_PER_WRITER_MAX = 400;
+
+    @TempDir
+    Path directory;
+
+    /** A file the workload wrote and the cluster acknowledged, with what it must hold. */
+    private record Acknowledged(String path, byte[] content) {}
+
+    /** One injected fault and how long writes took to resume after it. */
+    private record Fault(String what, long resumedAfterMillis) {}
+
+    @ParameterizedTest(name = "replicas={0}")
+    @ValueSource(ints = {2, 3})
+    void acknowledgedWritesSurviveNodeFailures(int replicas) throws Exception {
+        List<String> settings = List.of("mgmt.node-timeout-millis=" + NODE_TIMEOUT_MILLIS, "rpc.timeout-millis=4000",
+                "client.retry-timeout-millis=60000", "storage.resync-bytes-per-second=64m");
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 3, settings);
+             PlinthClient client = cluster.client(Config.defaults().with("rpc.timeout-millis", "4000")
+                     .with("client.retry-timeout-millis", "60000"))) {
+            ProcessCluster.awaitMap(client, map -> map.chains().stream().anyMatch(c -> c.replicas() == replicas), 10_000);
+            client.mkdirs("/data", 0755);
+            client.setLayout("/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, replicas, List.of()));
+
+            Map<String, Acknowledged> acknowledged = new ConcurrentHashMap<>();
+            AtomicLong lastAcknowledgedNanos = new AtomicLong(System.nanoTime());
+            AtomicLong failedAttempts = new AtomicLong();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> writers = new ArrayList<>();
+            for (int w = 0; w < WRITERS; w++) {
+                int writer = w;
+                writers.add(Thread.ofPlatform().name("writer-" + w).start(() -> {
+                    Random random = new Random(writer * 7919L + replicas);
+                    for (int n = 0; n < FILES_PER_WRITER_MAX && !stop.get(); n++) {
+                        String path = "/data/w" + writer + "-" + n;
+                        byte[] content = new byte[64 * 1024 + random.nextInt(CHUNK_SIZE * 5)];
+                        random.nextBytes(content);
+                        try {
+                            writeFile(client, path, content, random);
+                            acknowledged.put(path, new Acknowledged(path, content));
+                            lastAcknowledgedNanos.set(System.nanoTime());
+                        } catch (RuntimeException e) {
+                            failedAttempts.incrementAndGet(); // not acknowledged: no promise was made
+                        }
+                    }
+                }));
+            }
+
+            List<Fault> faults = new ArrayList<>();
+            Thread.sleep(1500);
+            for (ProcessCluster.StorageNodeProcess node : cluster.storageNodes()) {
+                node.kill();
+                faults.add(new Fault("SIGKILL node " + node.index, awaitWritesAfter(lastAcknowledgedNanos, 30_000)));
+                Thread.sleep(500);
+                node.start();
+                awaitHealthy(client, 60_000);
+            }
+            ProcessCluster.StorageNodeProcess paused = cluster.storageNodes().get(1);
+            paused.pause();
+            faults.add(new Fault("SIGSTOP node 1 for " + 2 * NODE_TIMEOUT_MILLIS + " ms",
+                    awaitWritesAfter(lastAcknowledgedNanos, 30_000)));
+            Thread.sleep(2L * NODE_TIMEOUT_MILLIS);
+            paused.resume();
+            awaitHealthy(client, 60_000);
+            Thread.sleep(1000);
+            stop.set(true);
+            for (Thread writer : writers) {
+                writer.join(120_000);
+            }
+            ClusterMap map = awaitHealthy(client, 60_000);
+
+            long bytesLost = 0;
+            long bytesChecked = 0;
+            for (Acknowledged file : acknowledged.values()) {
+                byte[] read = readFile(client, file.path());
+                if (!Arrays.equals(read, file.content())) {
+                    bytesLost += file.content().length;
+                }
+                bytesChecked += file.content().length;
+                bytesLost += compareReplicas(client, map, file);
+            }
+
+            System.out.printf("%nfailure summary (replicas=%d): %d writes acknowledged (%d MiB), %d attempts failed and were not acknowledged,"
+                            + " %d faults injected, %d bytes lost%n", replicas, acknowledged.size(), bytesChecked >> 20, failedAttempts.get(),
+                    faults.size(), bytesLost);
+            faults.forEach(fault -> System.out.printf("  %-36s writes resumed after %5d ms%n", fault.what(), fault.resumedAfterMillis()));
+            assertThat(acknowledged.size()).as("the workload made progress").isGreaterThan(20);
+            if (bytesLost > 0) {
+                keepLogs();
+            }
+            assertThat(bytesLost).as("bytes of acknowledged writes lost").isZero();
+        }
+    }
+
+    /** Copies the processes' logs where they outlive the test's directory. */
+    private void keepLogs() throws java.io.IOException {
+        Path kept = Path.of(System.getProperty("java.io.tmpdir"), "chain-failure-logs-" + System.currentTimeMillis());
+        Files.createDirectories(kept);
+        try (var logs = Files.newDirectoryStream(directory, "*.log")) {
+            for (Path log : logs) {
+                Files.copy(log, kept.resolve(log.getFileName()));
+            }
+        }
+        System.out.println("logs kept in " + kept);
+    }
+
+    /** Writes the file in 64 KiB pieces, rewrites a random range of it, and makes it durable; returns when acknowledged. */
+    private static void writeFile(PlinthClient client, String path, byte[] content, Random random) {
+        try (PlinthFile file = client.create(path, 0644, false, null)) {
+            for (int offset = 0; offset < content.length; offset += 64 * 1024) {
+                int length = Math.min(64 * 1024, content.length - offset);
+                file.write(offset, ByteBuffer.wrap(content, offset, length));
+            }
+            file.flush();
+            int start = random.nextInt(content.length);
+            int length = Math.min(content.length - start, 1 + random.nextInt(100_000));
+            file.write(start, ByteBuffer.wrap(content, start, length)); // a second version of some chunks: same bytes, new version
+            file.fsync();
+        }
+    }
+
+    private static byte[] readFile(PlinthClient client, String path) {
+        Attributes attributes = client.stat(path);
+        byte[] content = new byte[(int) attributes.sizeBytes()];
+        try (PlinthFile file = client.open(path, false)) {
+            ByteBuffer buffer = ByteBuffer.wrap(content);
+            while (buffer.hasRemaining()) {
+                if (file.read(buffer.position(), buffer) < 0) {
+                    break;
+                }
+            }
+        }
+        return content;
+    }
+
+    /** Bytes of {@code file} that some serving replica's chunk files do not hold as acknowledged. */
+    private long compareReplicas(PlinthClient client, ClusterMap map, Acknowledged file) throws java.io.IOException {
+        Attributes attributes = client.stat(file.path());
+        ChainInfo chain = map.chain(attributes.layout().chainIds().getFirst());
+        long lost = 0;
+        for (int targetId : chain.targetIds()) {
+            TargetInfo target = map.target(targetId);
+            for (int chunk = 0; (long) chunk * CHUNK_SIZE < file.content().length; chunk++) {
+                int start = chunk * CHUNK_SIZE;
+                byte[] expected = Arrays.copyOfRange(file.content(), start, Math.min(file.content().length, start + CHUNK_SIZE));
+                Path data = ChunkFormat.dataPath(Path.of(target.path()), attributes.inodeId(), 0, chunk);
+                byte[] stored = Files.exists(data) ? Files.readAllBytes(data) : new byte[0];
+                if (!Arrays.equals(stored, expected)) {
+                    int index = chunk;
+                    System.out.printf("replica mismatch: %s (inode %x) chunk %d on target %d (%d bytes stored, %d expected); versions %s%n",
+                            file.path(), attributes.inodeId(), chunk, targetId, stored.length, expected.length,
+                            chain.targetIds().stream().map(t -> t + ":" + version(map, t, attributes.inodeId(), 0, index)).toList());
+                    lost += expected.length;
+                }
+            }
+        }
+        return lost;
+    }
+
+    private static String version(ClusterMap map, int targetId, long inodeId, int object, int chunk) {
+        Path data = ChunkFormat.dataPath(Path.of(map.target(targetId).path()), inodeId, object, chunk);
+        Path meta = ChunkFormat.metaPath(data);
+        try (var channel = java.nio.channels.FileChannel.open(meta)) {
+            ChunkFormat.Header header = ChunkFormat.readHeader(channel, meta);
+            return Long.toHexString(header.version()) + "/" + header.length();
+        } catch (java.io.IOException | RuntimeException e) {
+            return "absent";
+        }
+    }
+
+    /** Milliseconds from now until the workload's next acknowledged write. */
+    private static long awaitWritesAfter(AtomicLong lastAcknowledgedNanos, long timeoutMillis) throws InterruptedException {
+        long fault = System.nanoTime();
+        long deadline = fault + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (lastAcknowledgedNanos.get() <= fault) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no write was acknowledged within " + timeoutMillis + " ms of the fault");
+            }
+            Thread.sleep(10);
+        }
+        return TimeUnit.NANOSECONDS.toMillis(lastAcknowledgedNanos.get() - fault);
+    }
+
+    private static ClusterMap awaitHealthy(PlinthClient client, long timeoutMillis) throws InterruptedException {
+        return ProcessCluster.awaitMap(client, map -> map.nodes().stream().allMatch(n -> n.online())
+                && map.chains().stream().allMatch(ChainInfo::healthy), timeoutMillis);
+    }
+}

@@ -1,0 +1,121 @@
+package dev.plinth.mgmt;
+
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ChainMember;
+import dev.plinth.wire.messages.MgmtMessages.MemberState;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetState;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * How chain tables change, as pure functions of the old table: mgmt's decisions in one place,
+ * testable without a cluster. Every change of a chain raises its version, and members stay in
+ * the order SERVING (head first), SYNCING, OFFLINE.
+ */
+final class ChainTables {
+    private ChainTables() {}
+
+    /**
+     * {@code targetId} went offline: it leaves the serving or syncing members of its chains,
+     * unless it is a chain's last serving member, which keeps its place (it alone has every
+     * committed write, so the chain waits for it rather than lose them).
+     */
+    static List<ChainInfo> offline(List<ChainInfo> chains, int targetId) {
+        return change(chains, targetId, chain -> {
+            MemberState state = chain.stateOf(targetId);
+            if (state == MemberState.OFFLINE || (state == MemberState.SERVING && chain.targetIds().size() == 1)) {
+                return chain;
+            }
+            return withState(chain, targetId, MemberState.OFFLINE);
+        });
+    }
+
+    /** {@code targetId} is back: where it was offline it starts syncing. */
+    static List<ChainInfo> returned(List<ChainInfo> chains, int targetId) {
+        return change(chains, targetId, chain -> chain.stateOf(targetId) == MemberState.OFFLINE
+                ? withState(chain, targetId, MemberState.SYNCING) : chain);
+    }
+
+    /** {@code targetId} has caught up with chain {@code chainId}: it becomes the chain's new tail. */
+    static List<ChainInfo> synced(List<ChainInfo> chains, int chainId, int targetId) {
+        return change(chains, targetId, chain -> chain.chainId() == chainId && chain.stateOf(targetId) == MemberState.SYNCING
+                ? withState(chain, targetId, MemberState.SERVING) : chain);
+    }
+
+    private interface Change {
+        ChainInfo apply(ChainInfo chain);
+    }
+
+    private static List<ChainInfo> change(List<ChainInfo> chains, int targetId, Change change) {
+        List<ChainInfo> result = new ArrayList<>(chains.size());
+        for (ChainInfo chain : chains) {
+            result.add(chain.stateOf(targetId) == null ? chain : change.apply(chain));
+        }
+        return result;
+    }
+
+    /** The chain with {@code targetId} in {@code state}, placed last among the members of that state. */
+    private static ChainInfo withState(ChainInfo chain, int targetId, MemberState state) {
+        List<ChainMember> members = new ArrayList<>();
+        for (MemberState group : MemberState.values()) {
+            for (ChainMember member : chain.members()) {
+                if (member.targetId() != targetId && member.state() == group) {
+                    members.add(member);
+                }
+            }
+            if (group == state) {
+                members.add(new ChainMember(targetId, state));
+            }
+        }
+        return new ChainInfo(chain.chainId(), chain.version() + 1, List.copyOf(members));
+    }
+
+    /**
+     * Adds chains of 2..{@code replicasMax} members on distinct nodes so that every online target
+     * heads (or is in) at least one chain of each width, where enough nodes exist. Existing chains
+     * are kept as they are: their chunks live on their members. Members are picked among online
+     * targets of other nodes, those in the fewest chains of that width first, so that load spreads.
+     */
+    static List<ChainInfo> formWide(List<ChainInfo> chains, List<TargetInfo> targets, int replicasMax, int idBase) {
+        List<ChainInfo> result = new ArrayList<>(chains);
+        int nextId = Math.max(idBase, result.stream().mapToInt(ChainInfo::chainId).max().orElse(0)) + 1;
+        List<TargetInfo> online = targets.stream().filter(t -> t.state() == TargetState.ONLINE)
+                .sorted(Comparator.comparingInt(TargetInfo::targetId)).toList();
+        for (int width = 2; width <= replicasMax; width++) {
+            Map<Integer, Integer> memberships = new HashMap<>();
+            for (ChainInfo chain : result) {
+                if (chain.chainId() > idBase && chain.replicas() == width) {
+                    chain.members().forEach(m -> memberships.merge(m.targetId(), 1, Integer::sum));
+                }
+            }
+            for (TargetInfo head : online) {
+                if (memberships.containsKey(head.targetId())) {
+                    continue;
+                }
+                List<ChainMember> members = new ArrayList<>(List.of(new ChainMember(head.targetId(), MemberState.SERVING)));
+                Set<Integer> nodes = new HashSet<>(List.of(head.nodeId()));
+                List<TargetInfo> candidates = online.stream()
+                        .sorted(Comparator.<TargetInfo>comparingInt(t -> memberships.getOrDefault(t.targetId(), 0))
+                                .thenComparingInt(TargetInfo::targetId))
+                        .toList();
+                for (TargetInfo candidate : candidates) {
+                    if (members.size() < width && nodes.add(candidate.nodeId())) {
+                        members.add(new ChainMember(candidate.targetId(), MemberState.SERVING));
+                    }
+                }
+                if (members.size() < width) {
+                    break; // too few nodes for this width; later targets would fail alike
+                }
+                members.forEach(m -> memberships.merge(m.targetId(), 1, Integer::sum));
+                result.add(new ChainInfo(nextId++, 1, List.copyOf(members)));
+            }
+        }
+        return result;
+    }
+}

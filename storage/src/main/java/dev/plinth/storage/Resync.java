@@ -1,0 +1,181 @@
+package dev.plinth.storage;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.RpcResponse;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ChainSynced;
+import dev.plinth.wire.messages.MgmtMessages.MemberState;
+import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
+import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import dev.plinth.wire.messages.StorageMessages.ChunkList;
+import dev.plinth.wire.messages.StorageMessages.ListChunks;
+import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings a returning target up to date with a chain it is SYNCING in: lists the chunks of the
+ * chain on the chain's tail (a serving member, so only committed data), copies every chunk whose
+ * version differs, drops chunks the chain no longer has, then tells mgmt, which makes the target
+ * serving again. New writes reach the target as whole chunks meanwhile (see
+ * {@link StorageService}), and the copy leaves those alone. One chain at a time, at a bounded
+ * byte rate so client I/O keeps its bandwidth.
+ */
+final class Resync implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Resync.class);
+    private static final int PAGE = 1024;
+    private static final int COPY_ATTEMPTS = 5;
+
+    private final StorageNode node;
+    private final StorageService service;
+    private final long bytesPerSecond;
+    private final Counter copiedBytes;
+    private final Counter resyncs;
+    private final Thread worker;
+    private volatile boolean closed;
+
+    Resync(StorageNode node, StorageService service, long bytesPerSecond, PrometheusRegistry registry) {
+        this.node = node;
+        this.service = service;
+        this.bytesPerSecond = Math.max(1 << 20, bytesPerSecond);
+        this.copiedBytes = dev.plinth.wire.Metrics.counter(registry, "plinth_resync_bytes", "Bytes copied to targets catching up with their chains.",
+                "target");
+        this.resyncs = dev.plinth.wire.Metrics.counter(registry, "plinth_resyncs", "Chain resyncs finished, by result.", "result");
+        this.worker = Thread.ofPlatform().name("storage-resync").daemon().unstarted(this::run);
+    }
+
+    void start() {
+        worker.start();
+    }
+
+    private void run() {
+        while (!closed) {
+            try {
+                boolean worked = false;
+                for (ChunkStore target : service.targets()) {
+                    for (ChainInfo chain : node.map().chains()) {
+                        if (!closed && chain.stateOf(target.targetId()) == MemberState.SYNCING && !chain.targetIds().isEmpty()) {
+                            worked = true;
+                            syncOne(target, chain);
+                        }
+                    }
+                }
+                StorageNode.sleep(worked ? 50 : 500);
+            } catch (PlinthException e) {
+                if (e.code() == ErrorCode.INTERRUPTED || closed) {
+                    return;
+                }
+                LOG.warn("resync: {}", e.getMessage());
+                resyncs.labelValues("failed").inc();
+                sleepQuietly();
+            } catch (RuntimeException e) {
+                LOG.warn("resync failed", e);
+                resyncs.labelValues("failed").inc();
+                sleepQuietly();
+            }
+        }
+    }
+
+    private void sleepQuietly() {
+        try {
+            Thread.sleep(1000);
+        } catch (InterruptedException e) {
+            closed = true;
+        }
+    }
+
+    private void syncOne(ChunkStore target, ChainInfo chain) {
+        int source = chain.targetIds().getLast();
+        long started = System.nanoTime();
+        LOG.info("target {} resyncing chain {} (version {}) from target {}", target.targetId(), chain.chainId(), chain.version(), source);
+        target.beginSync(chain.chainId(), chain.version());
+        long copied = 0;
+        int removed = 0;
+        try {
+            Set<ChunkId> atSource = new HashSet<>();
+            ChunkId after = null;
+            ChunkList page;
+            do {
+                page = node.connectionTo(source).request(new ListChunks(source, chain.chainId(), after, PAGE));
+                for (ChunkEntry entry : page.chunks()) {
+                    atSource.add(entry.chunk());
+                    ChunkStore.WriteResult local = target.stat(entry.chunk());
+                    if (local == null || local.version() != entry.version()) {
+                        copied += copy(target, chain, source, entry.chunk());
+                    }
+                    after = entry.chunk();
+                }
+            } while (page.truncated() && !closed);
+            after = null;
+            List<ChunkEntry> mine;
+            do {
+                mine = target.listChunks(chain.chainId(), after, PAGE);
+                for (ChunkEntry entry : mine) {
+                    if (!atSource.contains(entry.chunk())) {
+                        target.removeStale(entry.chunk(), chain.chainId());
+                        removed++;
+                    }
+                    after = entry.chunk();
+                }
+            } while (mine.size() == PAGE && !closed);
+            if (closed) {
+                return;
+            }
+            node.reportSynced(new ChainSynced(chain.chainId(), target.targetId(), chain.version()));
+            resyncs.labelValues("done").inc();
+            LOG.info("target {} synced chain {}: {} bytes copied, {} chunks dropped, {} ms", target.targetId(), chain.chainId(), copied, removed,
+                    (System.nanoTime() - started) / 1_000_000);
+        } finally {
+            target.endSync(chain.chainId());
+        }
+    }
+
+    /** Copies one chunk whole from {@code source}; retries while writes change it under the read. Returns bytes copied. */
+    private long copy(ChunkStore target, ChainInfo chain, int source, ChunkId chunk) {
+        for (int attempt = 1; ; attempt++) {
+            ReadChunk read = new ReadChunk(source, chunk, 0, Layout.REPLICATED_CHUNK_SIZE_MAX, chain.chainId());
+            try (RpcResponse<ReadChunkResult> response = node.connectionTo(source).call(read)) {
+                ReadChunkResult header = response.message();
+                java.nio.ByteBuffer data = response.data() == null ? java.nio.ByteBuffer.allocate(0) : response.data().nioBuffer();
+                if (header.chunkLength() == 0 && header.chunkVersion() == 0) {
+                    return 0; // removed since it was listed
+                }
+                target.installFromResync(chunk, chain.chainId(), data, header.blockCrcs(), header.chunkVersion());
+                int bytes = data.remaining();
+                copiedBytes.labelValues(Integer.toString(target.targetId())).inc(bytes);
+                throttle(bytes);
+                return bytes;
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.CHECKSUM_MISMATCH || attempt >= COPY_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private void throttle(long bytes) {
+        long pauseMillis = bytes * 1000 / bytesPerSecond;
+        if (pauseMillis > 0) {
+            StorageNode.sleep(pauseMillis);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        worker.interrupt();
+        try {
+            worker.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package dev.plinth.storage;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.RpcClient;
+import dev.plinth.wire.RpcConnections;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.GetClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
+import dev.plinth.wire.messages.MgmtMessages.HeartbeatReply;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import dev.plinth.wire.messages.MgmtMessages.RegisterNode;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A storage node's life with mgmt: it registers its targets, heartbeats every second (a node
+ * whose heartbeats mgmt stops answering stops taking writes after the node timeout), keeps the
+ * cluster map current (the heartbeat reply says when it changed), and resyncs targets that come
+ * back to their chains ({@link Resync}). The same class serves the all-in-one server, where mgmt
+ * is in the same process and reached over the same RPC layer.
+ */
+public final class StorageNode implements ClusterView, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageNode.class);
+    private static final long REFRESH_MIN_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    private final int nodeId;
+    private volatile HostPort mgmtAddress;
+    private final RpcConnections connections;
+    private final long nodeTimeoutNanos;
+    private final StorageService service;
+    private final ScheduledExecutorService heartbeats;
+    private final Resync resync;
+    private volatile ClusterMap map;
+    private volatile long lastRefreshNanos;
+    /** When the last heartbeat that mgmt answered was sent: mgmt heard from us no earlier. */
+    private volatile long leaseStartNanos;
+    private volatile HostPort rpcAddress;
+
+    public StorageNode(int nodeId, List<ChunkStore> targets, RpcConnections connections, Config config,
+                       io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        this.nodeId = nodeId;
+        this.connections = requireNonNull(connections, "connections is null");
+        this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
+        this.service = new StorageService(config.get(Settings.STORAGE_IO_THREADS), this, registry);
+        targets.forEach(service::addTarget);
+        this.heartbeats = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("storage-heartbeat").daemon().factory());
+        this.resync = new Resync(this, service, config.get(Settings.STORAGE_RESYNC_BYTES_PER_SECOND), registry);
+        this.leaseStartNanos = System.nanoTime() - nodeTimeoutNanos - 1; // no writes before mgmt has answered
+    }
+
+    public StorageService service() {
+        return service;
+    }
+
+    public int nodeId() {
+        return nodeId;
+    }
+
+    /**
+     * Registers with mgmt at {@code mgmt} (retrying for a minute while it is unavailable) and
+     * starts heartbeats and resync; {@code address} is this node's RPC listener.
+     */
+    public void start(HostPort address, HostPort mgmt) {
+        this.rpcAddress = requireNonNull(address, "address is null");
+        this.mgmtAddress = requireNonNull(mgmt, "mgmt is null");
+        register();
+        long period = Math.min(1000, Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5));
+        heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
+        resync.start();
+    }
+
+    private void register() {
+        List<ChunkStore> targets = service.targets();
+        RegisterNode request = new RegisterNode(nodeId, rpcAddress.toString(), targets.stream().map(StorageService::usageOf).toList(),
+                targets.stream().map(t -> t.root().toString()).toList());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            long sent = System.nanoTime();
+            try {
+                map = mgmt().request(request);
+                leaseStartNanos = sent;
+                lastRefreshNanos = sent;
+                return;
+            } catch (PlinthException e) {
+                if (!e.code().retryable() || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                LOG.info("waiting for mgmt at {}: {}", mgmtAddress, e.getMessage());
+                sleep(500);
+            }
+        }
+    }
+
+    private void heartbeat() {
+        long sent = System.nanoTime();
+        try {
+            HeartbeatReply reply = mgmt().request(new Heartbeat(nodeId, service.usage()));
+            if (reply.mapVersion() != map.version()) {
+                // the map first: a node back from a pause must see its new chains before it takes writes again
+                lastRefreshNanos = 0;
+                refresh();
+            }
+            leaseStartNanos = sent;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.STALE_HANDLE) {
+                LOG.warn("mgmt does not know node {}: registering again", nodeId);
+                try {
+                    register();
+                } catch (RuntimeException again) {
+                    LOG.warn("registering with mgmt failed: {}", again.getMessage());
+                }
+            } else {
+                LOG.warn("heartbeat to mgmt failed: {}", e.getMessage());
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("heartbeat to mgmt failed: {}", e.toString());
+        }
+    }
+
+    private RpcClient mgmt() {
+        return connections.get(mgmtAddress);
+    }
+
+    @Override
+    public ClusterMap map() {
+        return map;
+    }
+
+    @Override
+    public ClusterMap refresh() {
+        long now = System.nanoTime();
+        if (now - lastRefreshNanos >= REFRESH_MIN_INTERVAL_NANOS) {
+            lastRefreshNanos = now;
+            ClusterMap fetched = mgmt().request(new GetClusterMap());
+            if (fetched.version() >= map.version()) {
+                map = fetched;
+            }
+        }
+        return map;
+    }
+
+    @Override
+    public boolean leaseValid() {
+        return System.nanoTime() - leaseStartNanos < nodeTimeoutNanos;
+    }
+
+    @Override
+    public RpcClient connectionTo(int targetId) {
+        ClusterMap current = map;
+        TargetInfo target = current.target(targetId);
+        NodeInfo node = target == null ? null : current.node(target.nodeId());
+        if (node == null) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "target " + targetId + " is not in this node's cluster map");
+        }
+        return connections.get(HostPort.parse(node.rpcAddress()));
+    }
+
+    /** Reports a finished resync to mgmt. */
+    ClusterMap reportSynced(dev.plinth.wire.messages.MgmtMessages.ChainSynced report) {
+        ClusterMap next = mgmt().request(report);
+        if (next.version() >= map.version()) {
+            map = next;
+        }
+        return next;
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted");
+        }
+    }
+
+    @Override
+    public void close() {
+        heartbeats.shutdownNow();
+        resync.close();
+        service.close();
+    }
+}
