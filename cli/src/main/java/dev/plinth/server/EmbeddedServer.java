@@ -104,6 +104,7 @@ public final class EmbeddedServer implements AutoCloseable {
         mgmt = new MgmtService(dataDirectory.resolve("mgmt"), config);
         resources.add(mgmt);
         mgmt.register(dispatcher);
+        mgmt.registerMetrics(metrics);
 
         RpcConnections connections = new RpcConnections(secret, "server-internal", config);
         resources.add(connections);

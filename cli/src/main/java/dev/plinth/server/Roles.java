@@ -52,6 +52,7 @@ public final class Roles {
         try {
             MgmtService mgmt = server.own(new MgmtService(dataDirectory.resolve("mgmt"), config));
             mgmt.register(server.dispatcher());
+            mgmt.registerMetrics(server.metrics());
             server.listen(secret, SERVICE_NODE_ID, config, () -> true);
             server.writeEndpoints(dataDirectory.resolve("endpoints.json"), Map.of());
             return server;

@@ -462,6 +462,28 @@ public final class MgmtService implements AutoCloseable {
         livenessChecker.shutdownNow();
     }
 
+    /** Chains and nodes by state, as this mgmt sees them. */
+    public void registerMetrics(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_chains")
+                .help("Chains by state: healthy (every member serving), rebuilding (a member syncing), degraded (a member away).")
+                .labelNames("state").callback(callback -> {
+                    ClusterMap current = map;
+                    long rebuilding = current.chains().stream().filter(c -> c.members().stream().anyMatch(m -> m.state() == MemberState.SYNCING))
+                            .count();
+                    long healthy = current.chains().stream().filter(ChainInfo::healthy).count();
+                    callback.call(healthy, "healthy");
+                    callback.call(rebuilding, "rebuilding");
+                    callback.call(current.chains().size() - healthy - rebuilding, "degraded");
+                }).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_nodes")
+                .help("Storage nodes by state (offline: no heartbeat within mgmt.node-timeout-millis).")
+                .labelNames("state").callback(callback -> {
+                    long online = map.nodes().stream().filter(NodeInfo::online).count();
+                    callback.call(online, "online");
+                    callback.call(map.nodes().size() - online, "offline");
+                }).register(registry);
+    }
+
     public void register(RpcDispatcher dispatcher) {
         dispatcher.register(GetClusterMap.class, (context, request, data) -> CompletableFuture.completedFuture(Reply.of(map)));
         dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
