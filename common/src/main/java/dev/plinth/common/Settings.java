@@ -58,6 +58,9 @@ public final class Settings {
     public static final Setting<Long> MGMT_NODE_TIMEOUT_MILLIS = Setting.ofLong("mgmt.node-timeout-millis", 10_000, "milliseconds",
             "A storage node that sends no heartbeat for this long is marked offline and leaves its chains; its own writes stop "
                     + "after the same time without a heartbeat answered, so a node cut off from mgmt cannot acknowledge writes.");
+    public static final Setting<Long> MGMT_TARGET_LOST_MILLIS = Setting.ofLong("mgmt.target-lost-millis", 3_600_000, "milliseconds",
+            "A target offline this long is declared lost: other targets take its places in its chains and copy their chunks "
+                    + "(at storage.resync-bytes-per-second). 0: never.");
     public static final Setting<Integer> MGMT_CHAIN_REPLICAS_MAX = Setting.ofInt("mgmt.chain-replicas-max", 3, "replicas",
             "Widest chains mgmt forms (on targets of distinct nodes) for layouts with --replicas above 1.");
     public static final Setting<Integer> LAYOUT_REPLICAS = Setting.ofInt("layout.replicas", 1, "replicas",

@@ -48,6 +48,48 @@ final class ChainTables {
                 ? withState(chain, targetId, MemberState.SERVING) : chain);
     }
 
+    /**
+     * {@code lostTarget} is not coming back: in every wider chain where it is offline, another
+     * online target takes its place, on a node the chain does not use yet (fewest chains of that
+     * width first), and starts SYNCING: it copies the whole chain from the serving members.
+     * Chains with no such target keep waiting, degraded. One-replica chains cannot be rebuilt.
+     */
+    static List<ChainInfo> replaceLost(List<ChainInfo> chains, int lostTarget, List<TargetInfo> targets) {
+        List<ChainInfo> result = new ArrayList<>(chains);
+        for (int i = 0; i < result.size(); i++) {
+            ChainInfo chain = result.get(i);
+            if (chain.replicas() < 2 || chain.stateOf(lostTarget) != MemberState.OFFLINE) {
+                continue;
+            }
+            Set<Integer> usedNodes = new HashSet<>();
+            for (ChainMember member : chain.members()) {
+                if (member.targetId() != lostTarget) {
+                    targets.stream().filter(t -> t.targetId() == member.targetId()).findFirst().ifPresent(t -> usedNodes.add(t.nodeId()));
+                }
+            }
+            Map<Integer, Integer> memberships = new HashMap<>();
+            for (ChainInfo other : result) {
+                if (other.replicas() == chain.replicas()) {
+                    other.members().forEach(m -> memberships.merge(m.targetId(), 1, Integer::sum));
+                }
+            }
+            TargetInfo replacement = targets.stream()
+                    .filter(t -> t.state() == TargetState.ONLINE && !usedNodes.contains(t.nodeId()) && chain.stateOf(t.targetId()) == null)
+                    .min(Comparator.<TargetInfo>comparingInt(t -> memberships.getOrDefault(t.targetId(), 0)).thenComparingInt(TargetInfo::targetId))
+                    .orElse(null);
+            if (replacement == null) {
+                continue;
+            }
+            List<ChainMember> members = new ArrayList<>();
+            chain.members().stream().filter(m -> m.state() == MemberState.SERVING).forEach(members::add);
+            chain.members().stream().filter(m -> m.state() == MemberState.SYNCING).forEach(members::add);
+            members.add(new ChainMember(replacement.targetId(), MemberState.SYNCING));
+            chain.members().stream().filter(m -> m.state() == MemberState.OFFLINE && m.targetId() != lostTarget).forEach(members::add);
+            result.set(i, new ChainInfo(chain.chainId(), chain.version() + 1, List.copyOf(members)));
+        }
+        return result;
+    }
+
     private interface Change {
         ChainInfo apply(ChainInfo chain);
     }

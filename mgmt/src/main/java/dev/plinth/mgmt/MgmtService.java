@@ -121,6 +121,9 @@ public final class MgmtService implements AutoCloseable {
     private final int chainReplicasMax;
     /** When each node was last heard from (System.nanoTime); in memory: after a restart every node gets a full timeout. */
     private final Map<Integer, Long> lastHeard = new HashMap<>();
+    /** Since when each offline target has been offline (System.nanoTime); after a restart, since the restart. */
+    private final Map<Integer, Long> offlineSince = new HashMap<>();
+    private final long targetLostNanos;
     private final ScheduledExecutorService livenessChecker;
     private volatile ClusterMap map;
     private State state;
@@ -133,6 +136,7 @@ public final class MgmtService implements AutoCloseable {
         this.stateFile = requireNonNull(directory, "directory is null").resolve("cluster-state.bin");
         this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
         this.chainReplicasMax = config.get(Settings.MGMT_CHAIN_REPLICAS_MAX);
+        this.targetLostNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_TARGET_LOST_MILLIS));
         try {
             Files.createDirectories(directory);
             if (Files.exists(stateFile)) {
@@ -150,6 +154,7 @@ public final class MgmtService implements AutoCloseable {
         map = toMap(state);
         long now = System.nanoTime();
         state.nodes().forEach(node -> lastHeard.put(node.nodeId(), now));
+        state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), now));
         this.livenessChecker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("mgmt-liveness").daemon().factory());
         long period = Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5);
         livenessChecker.scheduleWithFixedDelay(() -> {
@@ -199,6 +204,7 @@ public final class MgmtService implements AutoCloseable {
                 chains.add(new ChainInfo(usage.targetId(), 1, List.of(new ChainMember(usage.targetId(), MemberState.SERVING))));
             } else {
                 chains = ChainTables.returned(chains, usage.targetId());
+                offlineSince.remove(usage.targetId());
             }
         }
         allTargets.sort((a, b) -> Integer.compare(a.targetId(), b.targetId()));
@@ -260,6 +266,7 @@ public final class MgmtService implements AutoCloseable {
                 returned |= target.state() != TargetState.ONLINE;
                 if (target.state() != TargetState.ONLINE) {
                     chains = ChainTables.returned(chains, target.targetId());
+                    offlineSince.remove(target.targetId());
                 }
                 targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), usage.capacityBytes(), usage.usedBytes(),
                         TargetState.ONLINE, usage.filesystemId()));
@@ -282,6 +289,7 @@ public final class MgmtService implements AutoCloseable {
 
     /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */
     synchronized void checkLiveness(long nowNanos) {
+        replaceLostTargets(nowNanos);
         List<Integer> silent = new ArrayList<>();
         for (NodeInfo node : state.nodes()) {
             Long heard = lastHeard.get(node.nodeId());
@@ -299,6 +307,7 @@ public final class MgmtService implements AutoCloseable {
         for (TargetInfo target : state.targets()) {
             if (silent.contains(target.nodeId()) && target.state() == TargetState.ONLINE) {
                 chains = ChainTables.offline(chains, target.targetId());
+                offlineSince.put(target.targetId(), nowNanos);
                 targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), target.capacityBytes(), target.usedBytes(),
                         TargetState.OFFLINE, target.filesystemId()));
             } else {
@@ -307,6 +316,33 @@ public final class MgmtService implements AutoCloseable {
         }
         commit(state.with(state.version() + 1, nodes, targets, state.pools()).withChains(chains));
         LOG.warn("nodes {} sent no heartbeat for {} ms: marked offline", silent, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos));
+    }
+
+    /**
+     * Targets offline for longer than {@code mgmt.target-lost-millis} are given up on: other
+     * targets take their places in their chains and copy the chains' chunks, so that every chunk
+     * has its replicas again.
+     */
+    private void replaceLostTargets(long nowNanos) {
+        if (targetLostNanos <= 0) {
+            return;
+        }
+        List<ChainInfo> chains = state.chains();
+        List<Integer> lost = new ArrayList<>();
+        for (Map.Entry<Integer, Long> entry : offlineSince.entrySet()) {
+            if (nowNanos - entry.getValue() > targetLostNanos) {
+                List<ChainInfo> next = ChainTables.replaceLost(chains, entry.getKey(), state.targets());
+                if (!next.equals(chains)) {
+                    lost.add(entry.getKey());
+                    chains = next;
+                }
+            }
+        }
+        if (!lost.isEmpty()) {
+            commit(state.withChains(chains).with(state.version() + 1, state.nodes(), state.targets(), state.pools()));
+            LOG.warn("targets {} offline for more than {} ms: declared lost, their chains rebuild on other targets", lost,
+                    TimeUnit.NANOSECONDS.toMillis(targetLostNanos));
+        }
     }
 
     /** A syncing member has caught up with its chain as of {@code chainVersion}: it serves from now on. */

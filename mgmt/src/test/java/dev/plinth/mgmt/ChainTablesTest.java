@@ -79,4 +79,21 @@ class ChainTablesTest {
         assertThat(both.getFirst().targetIds()).containsExactly(2);
         assertThat(both.getFirst().stateOf(1)).isEqualTo(MemberState.OFFLINE);
     }
+
+    @Test
+    void aLostMemberIsReplacedOnANodeTheChainDoesNotUse() {
+        List<TargetInfo> targets = List.of(target(1, 1), target(2, 2), target(3, 2), target(4, 3));
+        List<ChainInfo> chains = ChainTables.offline(List.of(chain(1001, 1, 2)), 1);
+
+        ChainInfo rebuilt = ChainTables.replaceLost(chains, 1, targets).getFirst();
+        assertThat(rebuilt.stateOf(1)).isNull();
+        assertThat(rebuilt.stateOf(4)).isEqualTo(MemberState.SYNCING); // node 2 holds the chain's other member already
+        assertThat(rebuilt.targetIds()).containsExactly(2);
+        assertThat(rebuilt.version()).isEqualTo(3);
+        assertThat(rebuilt.replicas()).isEqualTo(2);
+
+        // no online target on another node: the chain waits, degraded
+        List<TargetInfo> sameNode = List.of(target(1, 1), target(2, 2), target(3, 2));
+        assertThat(ChainTables.replaceLost(chains, 1, sameNode)).isEqualTo(chains);
+    }
 }
