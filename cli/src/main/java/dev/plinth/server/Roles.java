@@ -184,7 +184,7 @@ public final class Roles {
         }
     }
 
-    /** The cluster map as mgmt last gave it, fetched every second (metadata placement reads it). */
+    /** The cluster map as mgmt last gave it, fetched five times a second (metadata placement reads it). */
     private static final class MapCache implements Supplier<ClusterMap>, AutoCloseable {
         private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("mgmt-map").daemon().factory());
@@ -198,7 +198,7 @@ public final class Roles {
                 } catch (RuntimeException e) {
                     LOG.warn("cannot fetch the cluster map from mgmt: {}", e.getMessage());
                 }
-            }, 1, 1, TimeUnit.SECONDS);
+            }, 200, 200, TimeUnit.MILLISECONDS);
         }
 
         @Override

@@ -58,8 +58,7 @@ class ChainFailureTest {
              PlinthClient client = cluster.client(Config.defaults().with("rpc.timeout-millis", "4000")
                      .with("client.retry-timeout-millis", "60000"))) {
             ProcessCluster.awaitMap(client, map -> map.chains().stream().anyMatch(c -> c.replicas() == replicas), 10_000);
-            client.mkdirs("/data", 0755);
-            client.setLayout("/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, replicas, List.of()));
+            ProcessCluster.replicatedDirectory(client, "/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, replicas, List.of()));
 
             Map<String, Acknowledged> acknowledged = new ConcurrentHashMap<>();
             AtomicLong lastAcknowledgedNanos = new AtomicLong(System.nanoTime());
@@ -140,8 +139,7 @@ class ChainFailureTest {
              PlinthClient client = cluster.client(Config.defaults().with("rpc.timeout-millis", "4000")
                      .with("client.retry-timeout-millis", "60000"))) {
             ProcessCluster.awaitMap(client, map -> map.chains().stream().anyMatch(c -> c.replicas() == 2), 10_000);
-            client.mkdirs("/data", 0755);
-            client.setLayout("/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, 2, List.of()));
+            ProcessCluster.replicatedDirectory(client, "/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, 2, List.of()));
             Random random = new Random(42);
             List<Acknowledged> files = new ArrayList<>();
             for (int n = 0; n < 60; n++) {

@@ -174,6 +174,29 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives {@code directory} (created if missing) {@code layout} once the metadata service can
+     * place files with it: meta sees chains formed by mgmt within its map refresh (200 ms), so a
+     * probe file is created until that works.
+     */
+    static void replicatedDirectory(PlinthClient client, String directory, dev.plinth.common.Layout layout) throws InterruptedException {
+        client.mkdirs(directory, 0755);
+        client.setLayout(directory, layout);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                client.create(directory + "/.placement-probe", 0644, false, null).close();
+                client.delete(directory + "/.placement-probe");
+                return;
+            } catch (dev.plinth.common.PlinthException e) {
+                if (e.code() != dev.plinth.common.ErrorCode.NO_SPACE || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
     @Override
     public void close() {
         for (StorageNodeProcess node : storage) {

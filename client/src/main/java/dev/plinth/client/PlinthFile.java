@@ -15,6 +15,7 @@ import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
 import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
+import dev.plinth.wire.messages.StorageMessages.RepairChunk;
 import dev.plinth.wire.messages.StorageMessages.SyncFile;
 import dev.plinth.wire.messages.StorageMessages.TruncateObject;
 import dev.plinth.wire.messages.StorageMessages.WriteChunk;
@@ -674,12 +675,28 @@ public final class PlinthFile implements AutoCloseable {
                 return CompletableFuture.supplyAsync(() -> {
                     if (plinthCode(error) != ErrorCode.CHECKSUM_MISMATCH) {
                         client.refreshClusterMapSoon();
+                    } else if (serving.size() > 1) {
+                        reportDamaged(targetId, request.chunk()); // the next try reads another replica
                     }
                     return readPiece(piece, extent, index, attempt + 1, false, deadlineNanos);
                 }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
             }
             return CompletableFuture.<Void>failedFuture(error);
         }).thenCompose(f -> f);
+    }
+
+    /** Asks a target to check a chunk that failed its CRCs here and repair it from a replica; best effort. */
+    private void reportDamaged(int targetId, ChunkId chunk) {
+        try {
+            client.storage(targetId).callAsync(new RepairChunk(targetId, chunk), null, Duration.ofMillis(client.timeoutMillis()))
+                    .whenComplete((response, failure) -> {
+                        if (response != null) {
+                            response.close();
+                        }
+                    });
+        } catch (RuntimeException e) {
+            // the scrubber finds it anyway
+        }
     }
 
     private static ErrorCode plinthCode(RuntimeException error) {

@@ -65,6 +65,10 @@ public final class Settings {
             "Widest chains mgmt forms (on targets of distinct nodes) for layouts with --replicas above 1.");
     public static final Setting<Integer> LAYOUT_REPLICAS = Setting.ofInt("layout.replicas", 1, "replicas",
             "Default replica count of the root directory's layout (a chain of this many targets on distinct nodes).");
+    public static final Setting<Long> STORAGE_SCRUB_BYTES_PER_SECOND = Setting.ofBytes("storage.scrub-bytes-per-second", 32L << 20,
+            "Bandwidth the scrubber may use to re-read chunks and check their CRCs.");
+    public static final Setting<Long> STORAGE_SCRUB_INTERVAL_MILLIS = Setting.ofLong("storage.scrub-interval-millis", 86_400_000, "milliseconds",
+            "Time between the starts of two scrub passes over every chunk of a node (a pass takes as long as the bandwidth allows).");
     public static final Setting<Long> STORAGE_RESYNC_BYTES_PER_SECOND = Setting.ofBytes("storage.resync-bytes-per-second", 200L << 20,
             "Bandwidth a returning target may use to copy the chunks it missed, so client I/O keeps going.");
 

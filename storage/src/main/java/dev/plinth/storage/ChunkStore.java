@@ -444,27 +444,36 @@ public final class ChunkStore implements AutoCloseable {
         return withChunk(dataPath(chunk), false, file -> new WriteResult(file.version(), file.length()));
     }
 
+    /** A chunk as found on disk; a chunk whose header cannot be read has version -1 and chain {@link #UNREADABLE}. */
+    public record StoredChunk(ChunkId chunk, int chainId, long version, int length) {}
+
+    public static final int UNREADABLE = Integer.MIN_VALUE;
+
+    private static final Comparator<ChunkId> CHUNK_ORDER = Comparator.comparingLong(ChunkId::inodeId).thenComparingInt(ChunkId::objectIndex)
+            .thenComparingLong(ChunkId::chunkIndex);
+
     /**
      * The chunks of chain {@code chainId} on this target after {@code startAfter} (null: from the
-     * first), in (inode, object, chunk) order, at most {@code limit}. Reads every chunk's header:
-     * a walk of the whole target per page, which is what a resync costs until chunks are indexed.
+     * first), in (inode, object, chunk) order, at most {@code limit}.
      */
     public List<ChunkEntry> listChunks(int chainId, ChunkId startAfter, int limit) {
-        List<ChunkEntry> found = new ArrayList<>();
-        Comparator<ChunkId> order = Comparator.comparingLong(ChunkId::inodeId).thenComparingInt(ChunkId::objectIndex)
-                .thenComparingLong(ChunkId::chunkIndex);
+        return scan(startAfter, Integer.MAX_VALUE).stream().filter(c -> c.chainId() == chainId).limit(limit)
+                .map(c -> new ChunkEntry(c.chunk(), c.version(), c.length())).toList();
+    }
+
+    /**
+     * Every chunk on this target after {@code startAfter} (null: from the first), in (inode,
+     * object, chunk) order, at most {@code limit}, with its chain (a format-1 chunk's is this
+     * target's). Reads every chunk's header: a walk of the whole target per call, which is what
+     * resync and scrub cost until chunks are indexed.
+     */
+    public List<StoredChunk> scan(ChunkId startAfter, int limit) {
+        List<ChunkId> chunks = new ArrayList<>();
         try (Stream<Path> files = Files.walk(chunksRoot, 3)) {
             for (Path meta : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".meta"))::iterator) {
                 ChunkId chunk = chunkIdOf(meta);
-                if (chunk == null || (startAfter != null && order.compare(chunk, startAfter) <= 0)) {
-                    continue;
-                }
-                ChunkEntry entry = withChunk(dataPath(chunk), false, file -> {
-                    int owner = file.chainId() == ChunkFormat.OWN_CHAIN ? targetId : file.chainId();
-                    return owner == chainId ? new ChunkEntry(chunk, file.version(), file.length()) : null;
-                });
-                if (entry != null) {
-                    found.add(entry);
+                if (chunk != null && (startAfter == null || CHUNK_ORDER.compare(chunk, startAfter) > 0)) {
+                    chunks.add(chunk);
                 }
             }
         } catch (NoSuchFileException e) {
@@ -472,8 +481,45 @@ public final class ChunkStore implements AutoCloseable {
         } catch (IOException | java.io.UncheckedIOException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot list chunks of target " + targetId + ": " + e.getMessage(), e);
         }
-        found.sort(Comparator.comparing(ChunkEntry::chunk, order));
-        return found.size() > limit ? List.copyOf(found.subList(0, limit)) : found;
+        chunks.sort(CHUNK_ORDER);
+        List<StoredChunk> found = new ArrayList<>();
+        for (ChunkId chunk : chunks) {
+            if (found.size() >= limit) {
+                break;
+            }
+            try {
+                StoredChunk stored = withChunk(dataPath(chunk), false, file -> new StoredChunk(chunk,
+                        file.chainId() == ChunkFormat.OWN_CHAIN ? targetId : file.chainId(), file.version(), file.length()));
+                if (stored != null) {
+                    found.add(stored);
+                }
+            } catch (PlinthException e) {
+                found.add(new StoredChunk(chunk, UNREADABLE, -1, 0));
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Scrub and read repair: replaces a damaged chunk with a good replica's copy at
+     * {@code version}, unless a write has made the chunk newer meanwhile (the caller fetches again).
+     * Returns whether it replaced the chunk.
+     */
+    public boolean installRepair(ChunkId chunk, int chainId, ByteBuffer whole, List<Integer> blockCrcs, long version) {
+        validate(chunk, 0, whole.remaining());
+        removeIfUnreadable(dataPath(chunk));
+        return install(chunk, chainId, whole, blockCrcs, version, file -> file.version() <= version, null).version() == version;
+    }
+
+    /** A chunk whose meta cannot even be opened is dropped, so a repair can create it afresh. */
+    private void removeIfUnreadable(Path dataPath) {
+        try {
+            withChunk(dataPath, false, file -> null);
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.CHECKSUM_MISMATCH) {
+                removeChunk(dataPath);
+            }
+        }
     }
 
     /** The chunk a meta file belongs to, from its path; null for a file that is not a chunk's. */

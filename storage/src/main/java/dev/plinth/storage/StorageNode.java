@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A storage node's life with mgmt: it registers its targets, heartbeats every second (a node
  * whose heartbeats mgmt stops answering stops taking writes after the node timeout), keeps the
- * cluster map current (the heartbeat reply says when it changed), and resyncs targets that come
- * back to their chains ({@link Resync}). The same class serves the all-in-one server, where mgmt
+ * cluster map current (the heartbeat reply says when it changed), resyncs targets that come
+ * back to their chains ({@link Resync}), and scrubs its chunks ({@link Scrubber}). The same class serves the all-in-one server, where mgmt
  * is in the same process and reached over the same RPC layer.
  */
 public final class StorageNode implements ClusterView, AutoCloseable {
@@ -41,6 +41,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     private final StorageService service;
     private final ScheduledExecutorService heartbeats;
     private final Resync resync;
+    private final Scrubber scrubber;
     private volatile ClusterMap map;
     private volatile long lastRefreshNanos;
     /** When the last heartbeat that mgmt answered was sent: mgmt heard from us no earlier. */
@@ -56,6 +57,9 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         targets.forEach(service::addTarget);
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("storage-heartbeat").daemon().factory());
         this.resync = new Resync(this, service, config.get(Settings.STORAGE_RESYNC_BYTES_PER_SECOND), registry);
+        this.scrubber = new Scrubber(this, service, config.get(Settings.STORAGE_SCRUB_BYTES_PER_SECOND),
+                config.get(Settings.STORAGE_SCRUB_INTERVAL_MILLIS), registry);
+        service.onDamagedChunk(scrubber::suspect);
         this.leaseStartNanos = System.nanoTime() - nodeTimeoutNanos - 1; // no writes before mgmt has answered
     }
 
@@ -78,6 +82,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         long period = Math.min(1000, Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5));
         heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
         resync.start();
+        scrubber.start();
     }
 
     private void register() {
@@ -187,6 +192,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     @Override
     public void close() {
         heartbeats.shutdownNow();
+        scrubber.close();
         resync.close();
         service.close();
     }

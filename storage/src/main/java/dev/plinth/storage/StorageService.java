@@ -17,6 +17,7 @@ import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkList;
 import dev.plinth.wire.messages.StorageMessages.ListChunks;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
+import dev.plinth.wire.messages.StorageMessages.RepairChunk;
 import java.time.Duration;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -60,6 +61,7 @@ public final class StorageService implements AutoCloseable {
     private final ClusterView cluster;
     private final UncommittedChunks replicas = new UncommittedChunks();
     private final Counter bytes;
+    private volatile java.util.function.BiConsumer<Integer, dev.plinth.wire.messages.StorageMessages.ChunkId> damagedChunks = (t, c) -> { };
 
     public StorageService(int ioThreads, ClusterView cluster) {
         this(ioThreads, cluster, dev.plinth.wire.Metrics.unexposed());
@@ -86,6 +88,11 @@ public final class StorageService implements AutoCloseable {
         if (targets.putIfAbsent(store.targetId(), store) != null) {
             throw new IllegalStateException("target " + store.targetId() + " served twice");
         }
+    }
+
+    /** Who checks and repairs a chunk a reader reported damaged (the node's scrubber). */
+    void onDamagedChunk(java.util.function.BiConsumer<Integer, dev.plinth.wire.messages.StorageMessages.ChunkId> handler) {
+        this.damagedChunks = requireNonNull(handler, "handler is null");
     }
 
     public List<ChunkStore> targets() {
@@ -167,6 +174,11 @@ public final class StorageService implements AutoCloseable {
             boolean truncated = chunks.size() > limit;
             return Reply.of(new ChunkList(truncated ? List.copyOf(chunks.subList(0, limit)) : chunks, truncated));
         }, null));
+        dispatcher.register(RepairChunk.class, (context, request, data) -> {
+            target(request.targetId());
+            damagedChunks.accept(request.targetId(), request.chunk());
+            return CompletableFuture.completedFuture(Reply.of(HandshakeMessages.EMPTY));
+        });
         dispatcher.register(TruncateObject.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).truncateObject(request.inodeId(), request.objectIndex(), request.objectLength(), request.chunkSizeBytes());
             return Reply.of(HandshakeMessages.EMPTY);

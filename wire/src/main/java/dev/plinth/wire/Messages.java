@@ -38,6 +38,7 @@ final class Messages {
         registry.register(23, StorageMessages.RemoveFile.class, Empty.class);
         registry.register(24, StorageMessages.SyncFile.class, Empty.class);
         registry.register(25, StorageMessages.ListChunks.class, StorageMessages.ChunkList.class);
+        registry.register(26, StorageMessages.RepairChunk.class, Empty.class);
 
         registry.register(100, MetaMessages.Lookup.class, MetaMessages.AttributesReply.class);
         registry.register(101, MetaMessages.ResolvePath.class, MetaMessages.AttributesReply.class);

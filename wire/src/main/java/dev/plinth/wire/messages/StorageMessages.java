@@ -45,6 +45,9 @@ public final class StorageMessages {
     /** Removes every chunk of a deleted file on one target. */
     public record RemoveFile(int targetId, long inodeId) {}
 
+    /** A reader found this chunk damaged on {@code targetId}: check it now and repair it from a replica. */
+    public record RepairChunk(int targetId, ChunkId chunk) {}
+
     /** One chunk as a target holds it. */
     public record ChunkEntry(ChunkId chunk, long version, int length) {}
 
