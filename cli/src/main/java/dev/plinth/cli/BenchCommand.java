@@ -53,6 +53,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--stripe-count", paramLabel = "N", defaultValue = "-1", description = "Stripe count of the test file; -1: every target (default).")
     int stripeCount;
 
+    @Option(names = {"-r", "--replicas"}, paramLabel = "R", description = "Replicas of the test file (default: the root directory's).")
+    Integer replicas;
+
     @Option(names = "--local-dir", paramLabel = "DIR", description = "Local directory to compare with; use the disk the targets are on (default: the system temp dir).")
     Path localDirectory;
 
@@ -81,9 +84,10 @@ final class BenchCommand implements Callable<Integer> {
             int targets = plinth.clusterMap().targets().size();
             int count = stripeCount == -1 ? targets : stripeCount;
             Layout root = plinth.stat("/").layout();
-            Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), root.replicas(), List.of());
-            progress("plinth bench: %s sequential in 1 MiB requests, %d small files, stripe count %d over %d targets",
-                    Sizes.format(bytes), files, Math.min(count, targets), targets);
+            int copies = replicas == null ? root.replicas() : replicas;
+            Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), copies, List.of()).validate();
+            progress("plinth bench: %s sequential in 1 MiB requests, %d small files, stripe count %d over %d targets, %d replica(s)",
+                    Sizes.format(bytes), files, Math.min(count, targets), targets, copies);
             boolean cachesDropped = !warm && dropCaches();
             if (!cachesDropped && !warm) {
                 progress("note: cannot drop the page cache (not root?): read figures are warm-cache figures");
