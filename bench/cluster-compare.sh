@@ -58,7 +58,7 @@ WRITER=$!
 sleep 3
 KILLED=$(date +%s.%N); kill -9 "$VICTIM"
 for _ in $(seq 1 300); do
-  if "$PLINTH" status --json 2>/dev/null | grep -q '"online": false'; then break; fi; sleep 0.1
+  if { "$PLINTH" status --json 2>/dev/null || true; } | grep -q '"online":false'; then break; fi; sleep 0.1
 done
 DETECTED=$(date +%s.%N)
 for _ in $(seq 1 600); do

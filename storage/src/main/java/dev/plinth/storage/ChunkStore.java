@@ -223,6 +223,8 @@ public final class ChunkStore implements AutoCloseable {
                     return action.apply(chunk);
                 } catch (IOException e) {
                     throw ioError("access", dataPath, e);
+                } finally {
+                    chunk.notifyAll(); // a forwarded write may wait for this one (awaitVersion)
                 }
             }
         }
@@ -296,11 +298,14 @@ public final class ChunkStore implements AutoCloseable {
             long newVersion = version;
             if (version == 0) {
                 newVersion = Math.max(file.version() + 1, (chain.chainVersion() << 32) + 1);
-            } else if (file.version() >= version) {
-                return new WriteResult(file.version(), file.length());
-            } else if (file.version() != previousVersion) {
-                throw new PlinthException(ErrorCode.CHUNK_BEHIND, chunk + " on target " + targetId + " is at version " + file.version()
-                        + ", the write follows version " + previousVersion);
+            } else {
+                awaitVersion(file, previousVersion);
+                if (file.version() >= version) {
+                    return new WriteResult(file.version(), file.length());
+                } else if (file.version() != previousVersion) {
+                    throw new PlinthException(ErrorCode.CHUNK_BEHIND, chunk + " on target " + targetId + " is at version " + file.version()
+                            + ", the write follows version " + previousVersion);
+                }
             }
             previousOut[0] = file.version();
             long growth = Math.max(0, (long) offset + data.remaining() - file.length());
@@ -323,6 +328,30 @@ public final class ChunkStore implements AutoCloseable {
      * write that waited, say in a paused process, must not land after the chain moved on).
      */
     public record ChainWrite(int chainId, long chainVersion, Runnable checkCurrent) {}
+
+    /**
+     * Forwards of one chunk's writes may arrive out of order (several I/O threads, several
+     * connections): a write that follows a version not here yet waits a little for it, with the
+     * chunk unlocked, rather than ask for the whole chunk at once.
+     */
+    private static void awaitVersion(ChunkFile file, long previousVersion) throws java.io.InterruptedIOException {
+        long deadline = System.nanoTime() + OUT_OF_ORDER_WAIT_NANOS;
+        try {
+            while (file.version() < previousVersion && !file.closed) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                file.wait(Math.max(1, left / 1_000_000));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for an earlier write of " + file.dataPath());
+        }
+        // a file evicted meanwhile keeps its last version in memory: the caller answers CHUNK_BEHIND and gets the whole chunk
+    }
+
+    private static final long OUT_OF_ORDER_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
 
     /** One-replica callers (and tests): a head write on chain version 1 of this target's own chain. */
     public WriteResult write(ChunkId chunk, int offset, ByteBuffer data, List<Integer> segmentCrcs) {
