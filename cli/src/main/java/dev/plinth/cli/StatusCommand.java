@@ -1,5 +1,7 @@
 package dev.plinth.cli;
 
+import dev.plinth.server.ClusterStatus;
+import dev.plinth.server.Json;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MetaMessages.StatFsReply;
@@ -38,31 +40,14 @@ final class StatusCommand implements Callable<Integer> {
             map = plinth.refreshClusterMap();
             statFs = plinth.statFs();
         }
-        List<String> attention = new ArrayList<>();
-        for (NodeInfo node : map.nodes()) {
-            if (!node.online()) {
-                attention.add("node " + node.nodeId() + " (" + node.rpcAddress() + ") is offline");
-            }
-        }
-        for (TargetInfo target : map.targets()) {
-            if (target.state() != TargetState.ONLINE) {
-                attention.add("target " + target.targetId() + " is " + target.state().name().toLowerCase(Locale.ROOT));
-            }
-            if (target.capacityBytes() > 0 && target.usedBytes() > 0.9 * target.capacityBytes()) {
-                attention.add("target " + target.targetId() + " is " + Math.round(100.0 * target.usedBytes() / target.capacityBytes()) + "% full");
-            }
-        }
-        for (ChainInfo chain : map.chains()) {
-            if (!chain.healthy()) {
-                attention.add("chain " + chain.chainId() + " is " + chainState(chain) + ": " + members(chain));
-            }
-        }
+        List<String> attention = ClusterStatus.attention(map);
         if (json) {
-            System.out.println(Json.write(describe(map, statFs, attention)));
+            System.out.println(Json.write(ClusterStatus.describe(map, client.serverAddress().toString(),
+                    new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()}, Map.of())));
         } else {
             print(map, statFs, attention);
         }
-        return attention.stream().anyMatch(line -> !line.endsWith("full")) ? 1 : 0;
+        return ClusterStatus.somethingOffline(map) ? 1 : 0;
     }
 
     private void print(ClusterMap map, StatFsReply statFs, List<String> attention) {
@@ -88,7 +73,7 @@ final class StatusCommand implements Callable<Integer> {
             System.out.println();
             System.out.printf("%-8s %-8s %-10s %s%n", "CHAIN", "VERSION", "STATE", "MEMBERS (head first)");
             for (ChainInfo chain : replicated) {
-                System.out.printf(Locale.ROOT, "%-8d %-8d %-10s %s%n", chain.chainId(), chain.version(), chainState(chain), members(chain));
+                System.out.printf(Locale.ROOT, "%-8d %-8d %-10s %s%n", chain.chainId(), chain.version(), ClusterStatus.chainState(chain), ClusterStatus.members(chain));
             }
         }
         System.out.println();
@@ -97,69 +82,5 @@ final class StatusCommand implements Callable<Integer> {
         }
         System.out.println();
         System.out.println(attention.isEmpty() ? "all nodes, targets and chains healthy" : "attention:\n  " + String.join("\n  ", attention));
-    }
-
-    /** healthy; rebuilding (a member syncing); degraded (a member away); or unavailable (no member can serve). */
-    static String chainState(ChainInfo chain) {
-        if (chain.healthy()) {
-            return "healthy";
-        }
-        if (chain.members().stream().anyMatch(m -> m.state() == MemberState.SYNCING)) {
-            return "rebuilding";
-        }
-        return "degraded";
-    }
-
-    private static String members(ChainInfo chain) {
-        return chain.members().stream().map(m -> m.targetId() + (m.state() == MemberState.SERVING ? "" : "(" + m.state().name().toLowerCase(Locale.ROOT) + ")"))
-                .reduce((a, b) -> a + " -> " + b).orElse("");
-    }
-
-    private Map<String, Object> describe(ClusterMap map, StatFsReply statFs, List<String> attention) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("server", client.serverAddress().toString());
-        out.put("map_version", map.version());
-        out.put("capacity_bytes", statFs.capacityBytes());
-        out.put("free_bytes", statFs.freeBytes());
-        out.put("inodes", statFs.inodes());
-        List<Object> nodes = new ArrayList<>();
-        for (NodeInfo node : map.nodes()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("node_id", node.nodeId());
-            entry.put("address", node.rpcAddress());
-            entry.put("online", node.online());
-            nodes.add(entry);
-        }
-        out.put("nodes", nodes);
-        List<Object> targets = new ArrayList<>();
-        for (TargetInfo target : map.targets()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("target_id", target.targetId());
-            entry.put("node_id", target.nodeId());
-            entry.put("state", target.state().name().toLowerCase(Locale.ROOT));
-            entry.put("capacity_bytes", target.capacityBytes());
-            entry.put("used_bytes", target.usedBytes());
-            entry.put("path", target.path());
-            targets.add(entry);
-        }
-        out.put("targets", targets);
-        List<Object> pools = new ArrayList<>();
-        for (PoolInfo pool : map.pools()) {
-            pools.add(Map.of("name", pool.name(), "target_ids", pool.targetIds()));
-        }
-        out.put("pools", pools);
-        List<Object> chains = new ArrayList<>();
-        for (ChainInfo chain : map.chains()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("chain_id", chain.chainId());
-            entry.put("version", chain.version());
-            entry.put("state", chainState(chain));
-            entry.put("members", chain.members().stream().map(m -> Map.of("target_id", m.targetId(),
-                    "state", m.state().name().toLowerCase(Locale.ROOT))).toList());
-            chains.add(entry);
-        }
-        out.put("chains", chains);
-        out.put("attention", attention);
-        return out;
     }
 }

@@ -187,6 +187,7 @@ public final class EmbeddedServer implements AutoCloseable {
     private HostPort startHttp(HostPort listen) {
         HttpEndpoint http = HttpEndpoint.start(listen, metrics, () -> !mgmt.map().targets().isEmpty());
         resources.add(http);
+        http.serveStatusPage(ClusterStatus.page(mgmt, rpcAddress.toString()));
         return http.address();
     }
 

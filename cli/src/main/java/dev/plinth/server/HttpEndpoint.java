@@ -65,6 +65,37 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     /**
+     * Adds the status page: {@code /} (one self-contained HTML page that fetches the next path
+     * every two seconds) and {@code /status.json} (what {@code status} gives).
+     */
+    public void serveStatusPage(java.util.function.Supplier<java.util.Map<String, Object>> status) {
+        byte[] page;
+        try (var in = HttpEndpoint.class.getResourceAsStream("status.html")) {
+            page = in.readAllBytes();
+        } catch (IOException | NullPointerException e) {
+            throw new IllegalStateException("status.html is missing from the build", e);
+        }
+        server.createContext("/status.json", exchange -> {
+            byte[] json;
+            try {
+                json = Json.write(status.get()).getBytes(StandardCharsets.UTF_8);
+            } catch (RuntimeException e) {
+                answer(exchange, 503, "text/plain", ("status unavailable: " + e.getMessage() + "\n").getBytes(StandardCharsets.UTF_8));
+                return;
+            }
+            exchange.getResponseHeaders().set("Cache-Control", "no-store");
+            answer(exchange, 200, "application/json", json);
+        });
+        server.createContext("/", exchange -> {
+            if (!exchange.getRequestURI().getPath().equals("/")) {
+                answer(exchange, 404, "text/plain", "not found\n".getBytes(StandardCharsets.UTF_8));
+                return;
+            }
+            answer(exchange, 200, "text/html; charset=utf-8", page);
+        });
+    }
+
+    /**
      * For processes whose main job is elsewhere (a mount, a gateway): the endpoint on {@code listen},
      * or null with a warning when it cannot listen (port taken) or {@code listen} is empty (off).
      */

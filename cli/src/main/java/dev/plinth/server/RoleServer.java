@@ -60,12 +60,21 @@ public final class RoleServer implements AutoCloseable {
 
     /** Starts the RPC listener ({@code rpc.listen}) and the HTTP endpoint ({@code http.listen}, a warning if taken). */
     HostPort listen(ClusterSecret secret, int nodeId, Config config, BooleanSupplier ready) {
+        return listen(secret, nodeId, config, ready, null);
+    }
+
+    /** As above, with the status page on the HTTP endpoint (mgmt). */
+    HostPort listen(ClusterSecret secret, int nodeId, Config config, BooleanSupplier ready,
+                    java.util.function.Function<HostPort, java.util.function.Supplier<Map<String, Object>>> statusPage) {
         RpcServer server = own(new RpcServer(dispatcher, secret, nodeId, config));
         rpcAddress = server.start(HostPort.parse(config.get(Settings.RPC_LISTEN)));
         HttpEndpoint http = HttpEndpoint.startOrWarn(config.get(Settings.HTTP_LISTEN), metrics, ready);
         if (http != null) {
             own(http);
             httpAddress = http.address();
+            if (statusPage != null) {
+                http.serveStatusPage(statusPage.apply(rpcAddress));
+            }
         }
         return rpcAddress;
     }

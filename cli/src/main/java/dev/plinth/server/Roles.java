@@ -53,7 +53,7 @@ public final class Roles {
             MgmtService mgmt = server.own(new MgmtService(dataDirectory.resolve("mgmt"), config));
             mgmt.register(server.dispatcher());
             mgmt.registerMetrics(server.metrics());
-            server.listen(secret, SERVICE_NODE_ID, config, () -> true);
+            server.listen(secret, SERVICE_NODE_ID, config, () -> true, address -> ClusterStatus.page(mgmt, address.toString()));
             server.writeEndpoints(dataDirectory.resolve("endpoints.json"), Map.of());
             return server;
         } catch (RuntimeException e) {

@@ -147,6 +147,15 @@ final class ProcessCluster implements AutoCloseable {
         return storage;
     }
 
+    /** mgmt's HTTP endpoint (metrics and the status page). */
+    HostPort mgmtHttp() throws IOException {
+        Matcher matcher = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(directory.resolve("mgmt").resolve("endpoints.json")));
+        if (!matcher.find()) {
+            throw new IllegalStateException("mgmt has no HTTP endpoint");
+        }
+        return HostPort.parse(matcher.group(1));
+    }
+
     HostPort mgmtAddress() {
         return mgmtAddress;
     }

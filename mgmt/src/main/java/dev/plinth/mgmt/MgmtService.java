@@ -127,6 +127,9 @@ public final class MgmtService implements AutoCloseable {
     private final ScheduledExecutorService livenessChecker;
     private volatile ClusterMap map;
     private State state;
+    /** Each target's byte counters at its last two heartbeats, for throughput now. */
+    private final Map<Integer, long[]> lastCounters = new HashMap<>();
+    private volatile Map<Integer, double[]> rates = Map.of();
 
     public MgmtService(Path directory) {
         this(directory, Config.defaults());
@@ -257,6 +260,7 @@ public final class MgmtService implements AutoCloseable {
             throw new PlinthException(ErrorCode.STALE_HANDLE, "node " + heartbeat.nodeId() + " is not registered");
         }
         lastHeard.put(node.nodeId(), System.nanoTime());
+        noteThroughput(heartbeat.targets(), System.nanoTime());
         List<TargetInfo> targets = new ArrayList<>();
         List<ChainInfo> chains = state.chains();
         boolean returned = !node.online();
@@ -285,6 +289,26 @@ public final class MgmtService implements AutoCloseable {
             map = toMap(state);
         }
         return new HeartbeatReply(map.version());
+    }
+
+    private void noteThroughput(List<TargetUsage> usages, long nowNanos) {
+        Map<Integer, double[]> next = new HashMap<>(rates);
+        for (TargetUsage usage : usages) {
+            long[] last = lastCounters.put(usage.targetId(), new long[] {nowNanos, usage.readBytes(), usage.writtenBytes()});
+            if (last != null && nowNanos > last[0] && usage.readBytes() >= last[1] && usage.writtenBytes() >= last[2]) {
+                double seconds = (nowNanos - last[0]) / 1e9;
+                next.put(usage.targetId(), new double[] {(usage.readBytes() - last[1]) / seconds, (usage.writtenBytes() - last[2]) / seconds});
+            }
+        }
+        rates = Map.copyOf(next);
+    }
+
+    /**
+     * Bytes per second read from and written to each target between its last two heartbeats
+     * ({read, write}); a target whose node stopped heartbeating keeps its last figures.
+     */
+    public Map<Integer, double[]> targetRates() {
+        return rates;
     }
 
     /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */

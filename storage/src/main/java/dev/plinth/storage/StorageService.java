@@ -127,7 +127,8 @@ public final class StorageService implements AutoCloseable {
     }
 
     public static TargetUsage usageOf(ChunkStore target) {
-        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId());
+        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId(), target.readBytes.get(),
+                target.writtenBytes.get());
     }
 
     private ChunkStore target(int targetId) {
@@ -159,6 +160,7 @@ public final class StorageService implements AutoCloseable {
                 ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
                         Arrays.stream(read.blockCrcs()).boxed().toList());
                 bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
+                target(request.targetId()).readBytes.addAndGet(read.byteCount());
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
                 }
@@ -283,6 +285,7 @@ public final class StorageService implements AutoCloseable {
                 applied = new Applied(previous[0], result);
             }
             bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
+            store.writtenBytes.addAndGet(length);
             return applied;
         } catch (RuntimeException e) {
             replicas.abort(request.targetId(), request.chunk()); // nothing changed here

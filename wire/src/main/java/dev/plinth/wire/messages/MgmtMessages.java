@@ -109,7 +109,8 @@ public final class MgmtMessages {
         return byFilesystem.values().stream().mapToLong(Long::longValue).sum();
     }
 
-    public record TargetUsage(int targetId, long capacityBytes, long usedBytes, long filesystemId) {}
+    /** A target's space, and the bytes read from and written to it since its node started (for throughput now). */
+    public record TargetUsage(int targetId, long capacityBytes, long usedBytes, long filesystemId, long readBytes, long writtenBytes) {}
 
     /** Sent every second by each storage node; the reply says which cluster map is current. */
     public record Heartbeat(int nodeId, List<TargetUsage> targets) {}

@@ -1,13 +1,13 @@
-package dev.plinth.cli;
+package dev.plinth.server;
 
 import java.util.List;
 import java.util.Map;
 
-/** Just enough JSON output for the CLI's --json flags: maps, lists, strings, numbers, booleans. */
-final class Json {
+/** Just enough JSON output for --json flags, endpoint files and the status page: maps, lists, strings, numbers, booleans. */
+public final class Json {
     private Json() {}
 
-    static String write(Object value) {
+    public static String write(Object value) {
         StringBuilder out = new StringBuilder();
         write(out, value);
         return out.toString();

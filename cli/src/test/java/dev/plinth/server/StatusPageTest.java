@@ -1,0 +1,75 @@
+package dev.plinth.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Config;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The status page of a cluster of separate processes, rendered by headless Chromium (its
+ * scripts run, as in an operator's browser): it shows the real nodes and targets, and a killed
+ * storage node as offline. Screenshots are kept in cli/target/status-page-*.png.
+ */
+class StatusPageTest {
+    @TempDir
+    Path directory;
+
+    @Test
+    void showsTheClusterAndAKilledNodeAsOffline() throws Exception {
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 2, List.of("mgmt.node-timeout-millis=2000"));
+             PlinthClient client = cluster.client(Config.defaults())) {
+            String url = "http://" + cluster.mgmtHttp() + "/";
+            var map = ProcessCluster.awaitMap(client, m -> m.nodes().size() == 2 && m.mdts().size() == 1, 10_000);
+
+            String page = render(url, "healthy");
+            for (NodeInfo node : map.nodes()) {
+                assertThat(nodeRow(page, node)).as("row of node %d", node.nodeId()).contains(">online<");
+            }
+            for (var target : map.targets()) {
+                assertThat(page).contains(target.path());
+            }
+            assertThat(page).contains("All nodes, targets and chains healthy").contains(map.mdts().getFirst().rpcAddress());
+
+            ProcessCluster.StorageNodeProcess victim = cluster.storageNodes().get(1);
+            victim.kill();
+            NodeInfo dead = ProcessCluster.awaitMap(client, m -> m.nodes().stream().anyMatch(n -> !n.online()), 20_000)
+                    .nodes().stream().filter(n -> !n.online()).findFirst().orElseThrow();
+            String after = render(url, "offline");
+            assertThat(nodeRow(after, dead)).contains(">offline<");
+            assertThat(after).contains("Needs attention").contains("node " + dead.nodeId() + " (" + dead.rpcAddress() + ") is offline");
+        }
+    }
+
+    /** The page's DOM after its scripts ran, and a screenshot beside the test's output. */
+    private static String render(String url, String name) throws Exception {
+        Path screenshot = Path.of("target", "status-page-" + name + ".png").toAbsolutePath();
+        Files.deleteIfExists(screenshot);
+        List<String> common = List.of("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                "--window-size=1280,1000", "--virtual-time-budget=4000");
+        TestProcesses.run(concat(common, "--screenshot=" + screenshot, url), Duration.ofSeconds(60));
+        assertThat(screenshot).exists();
+        return TestProcesses.run(concat(common, "--dump-dom", url), Duration.ofSeconds(60));
+    }
+
+    private static List<String> concat(List<String> head, String... tail) {
+        List<String> all = new java.util.ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all;
+    }
+
+    /** The table row of {@code node}: from its id cell to the end of the row. */
+    private static String nodeRow(String page, NodeInfo node) {
+        var matcher = Pattern.compile("<tr><td>" + node.nodeId() + "</td><td>" + Pattern.quote(node.rpcAddress()) + "</td>.*?</tr>").matcher(page);
+        assertThat(matcher.find()).as("node %d (%s) has a row on the page", node.nodeId(), node.rpcAddress()).isTrue();
+        return matcher.group();
+    }
+}
