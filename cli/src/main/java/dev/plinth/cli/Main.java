@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
                 PoolCommand.class,
                 DfCommand.class,
                 StatusCommand.class,
+                TopCommand.class,
                 BenchCommand.class,
                 SettingsCommand.class,
                 DoctorCommand.class,

@@ -43,7 +43,7 @@ final class StatusCommand implements Callable<Integer> {
         List<String> attention = ClusterStatus.attention(map);
         if (json) {
             System.out.println(Json.write(ClusterStatus.describe(map, client.serverAddress().toString(),
-                    new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()}, Map.of())));
+                    new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()})));
         } else {
             print(map, statFs, attention);
         }

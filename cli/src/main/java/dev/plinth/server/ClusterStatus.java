@@ -23,9 +23,6 @@ import java.util.Map;
 public final class ClusterStatus {
     private ClusterStatus() {}
 
-    /** Throughput of one target now, from mgmt's view of its heartbeats. */
-    public record Rate(double readBytesPerSecond, double writeBytesPerSecond) {}
-
     public static String chainState(ChainInfo chain) {
         if (chain.healthy()) {
             return "healthy";
@@ -78,9 +75,9 @@ public final class ClusterStatus {
 
     /**
      * The status as JSON-ready maps. {@code capacity} (capacity, free bytes, inodes) may be null
-     * where the caller has no metadata service at hand; {@code rates} may be empty.
+     * where the caller has no metadata service at hand.
      */
-    public static Map<String, Object> describe(ClusterMap map, String server, long[] capacity, Map<Integer, Rate> rates) {
+    public static Map<String, Object> describe(ClusterMap map, String server, long[] capacity) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("server", server);
         out.put("map_version", map.version());
@@ -110,10 +107,10 @@ public final class ClusterStatus {
             entry.put("capacity_bytes", target.capacityBytes());
             entry.put("used_bytes", target.usedBytes());
             entry.put("path", target.path());
-            Rate rate = rates.get(target.targetId());
+            MgmtMessages.TargetRate rate = map.rate(target.targetId());
             if (rate != null) {
-                entry.put("read_bytes_per_second", Math.round(rate.readBytesPerSecond()));
-                entry.put("write_bytes_per_second", Math.round(rate.writeBytesPerSecond()));
+                entry.put("read_bytes_per_second", rate.readBytesPerSecond());
+                entry.put("write_bytes_per_second", rate.writeBytesPerSecond());
             }
             targets.add(entry);
         }
@@ -146,15 +143,7 @@ public final class ClusterStatus {
     /** What the status page of a process holding {@code mgmt} shows. */
     public static java.util.function.Supplier<Map<String, Object>> page(dev.plinth.mgmt.MgmtService mgmt, String server) {
         return () -> {
-            ClusterMap map = mgmt.map();
-            Map<Integer, Rate> rates = new java.util.HashMap<>();
-            mgmt.targetRates().forEach((target, rate) -> {
-                TargetInfo info = map.target(target);
-                if (info != null && info.state() == TargetState.ONLINE) {
-                    rates.put(target, new Rate(rate[0], rate[1]));
-                }
-            });
-            Map<String, Object> status = describe(map, server, null, rates);
+            Map<String, Object> status = describe(mgmt.map(), server, null);
             status.put("time_millis", System.currentTimeMillis());
             return status;
         };

@@ -149,4 +149,32 @@ class CliTest {
         assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
                 .contains("\"online\":true").contains("\"attention\":[]");
     }
+
+    @Test
+    void topShowsEveryTargetAndNode() {
+        Result byTarget = plinth("top", "-n", "2", "--interval", "0.2");
+        assertThat(byTarget.exitCode()).as(byTarget.err()).isZero();
+        assertThat(byTarget.out()).contains("plinth top").contains("READ/s").contains("target 1 (node 1)").contains("target 4 (node 1)");
+        Result byNode = plinth("top", "-n", "1", "--by", "node");
+        assertThat(byNode.out()).contains("node 1 ").contains("online");
+    }
+
+    @Test
+    void topPutsTheBusiestFirstAndSumsNodes() {
+        var map = new dev.plinth.wire.messages.MgmtMessages.ClusterMap(1,
+                java.util.List.of(new dev.plinth.wire.messages.MgmtMessages.NodeInfo(1, "h:1", true),
+                        new dev.plinth.wire.messages.MgmtMessages.NodeInfo(2, "h:2", true)),
+                java.util.List.of(target(1, 1), target(2, 1), target(3, 2)), java.util.List.of(), java.util.List.of(), java.util.List.of(),
+                java.util.List.of(new dev.plinth.wire.messages.MgmtMessages.TargetRate(1, 10, 0),
+                        new dev.plinth.wire.messages.MgmtMessages.TargetRate(2, 0, 30),
+                        new dev.plinth.wire.messages.MgmtMessages.TargetRate(3, 25, 0)));
+        assertThat(TopCommand.rows(map, TopCommand.Grouping.target)).extracting(TopCommand.Row::name)
+                .containsExactly("target 2 (node 1)", "target 3 (node 2)", "target 1 (node 1)");
+        assertThat(TopCommand.rows(map, TopCommand.Grouping.node)).extracting(TopCommand.Row::total).containsExactly(40L, 25L);
+    }
+
+    private static dev.plinth.wire.messages.MgmtMessages.TargetInfo target(int id, int node) {
+        return new dev.plinth.wire.messages.MgmtMessages.TargetInfo(id, node, "t" + id, 100, 10,
+                dev.plinth.wire.messages.MgmtMessages.TargetState.ONLINE, 0);
+    }
 }

@@ -33,6 +33,7 @@ import dev.plinth.wire.messages.MgmtMessages.Heartbeat;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetRate;
 import dev.plinth.wire.messages.MgmtMessages.TargetState;
 import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
 import dev.plinth.wire.messages.MgmtMessages.UpdatePool;
@@ -129,7 +130,7 @@ public final class MgmtService implements AutoCloseable {
     private State state;
     /** Each target's byte counters at its last two heartbeats, for throughput now. */
     private final Map<Integer, long[]> lastCounters = new HashMap<>();
-    private volatile Map<Integer, double[]> rates = Map.of();
+    private volatile List<TargetRate> rates = List.of();
 
     public MgmtService(Path directory) {
         this(directory, Config.defaults());
@@ -292,23 +293,17 @@ public final class MgmtService implements AutoCloseable {
     }
 
     private void noteThroughput(List<TargetUsage> usages, long nowNanos) {
-        Map<Integer, double[]> next = new HashMap<>(rates);
+        Map<Integer, TargetRate> next = new java.util.TreeMap<>();
+        rates.forEach(rate -> next.put(rate.targetId(), rate));
         for (TargetUsage usage : usages) {
             long[] last = lastCounters.put(usage.targetId(), new long[] {nowNanos, usage.readBytes(), usage.writtenBytes()});
             if (last != null && nowNanos > last[0] && usage.readBytes() >= last[1] && usage.writtenBytes() >= last[2]) {
                 double seconds = (nowNanos - last[0]) / 1e9;
-                next.put(usage.targetId(), new double[] {(usage.readBytes() - last[1]) / seconds, (usage.writtenBytes() - last[2]) / seconds});
+                next.put(usage.targetId(), new TargetRate(usage.targetId(), Math.round((usage.readBytes() - last[1]) / seconds),
+                        Math.round((usage.writtenBytes() - last[2]) / seconds)));
             }
         }
-        rates = Map.copyOf(next);
-    }
-
-    /**
-     * Bytes per second read from and written to each target between its last two heartbeats
-     * ({read, write}); a target whose node stopped heartbeating keeps its last figures.
-     */
-    public Map<Integer, double[]> targetRates() {
-        return rates;
+        rates = List.copyOf(next.values());
     }
 
     /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */
@@ -513,8 +508,11 @@ public final class MgmtService implements AutoCloseable {
         map = toMap(next);
     }
 
-    private static ClusterMap toMap(State state) {
-        return new ClusterMap(state.version(), state.nodes(), state.targets(), state.chains(), state.pools(), state.mdts());
+    /** The map of {@code state}; throughput only for targets online (an offline one's last figures mean nothing now). */
+    private ClusterMap toMap(State state) {
+        List<TargetRate> online = rates.stream().filter(rate -> state.targets().stream()
+                .anyMatch(t -> t.targetId() == rate.targetId() && t.state() == TargetState.ONLINE)).toList();
+        return new ClusterMap(state.version(), state.nodes(), state.targets(), state.chains(), state.pools(), state.mdts(), online);
     }
 
     @Override

@@ -29,7 +29,7 @@ class StorageServiceTest {
     private static final class OneTargetView implements ClusterView {
         private final ClusterMap map = new ClusterMap(1, List.of(new NodeInfo(1, "127.0.0.1:1", true)),
                 List.of(new TargetInfo(1, 1, "t1", 0, 0, TargetState.ONLINE, 0)),
-                List.of(new ChainInfo(1, 1, List.of(new ChainMember(1, MemberState.SERVING)))), List.of(), List.of());
+                List.of(new ChainInfo(1, 1, List.of(new ChainMember(1, MemberState.SERVING)))), List.of(), List.of(), List.of());
 
         @Override
         public ClusterMap map() {

@@ -39,7 +39,7 @@ class RpcTest {
     void start() {
         RpcDispatcher dispatcher = new RpcDispatcher();
         dispatcher.register(GetClusterMap.class, (context, request, data) ->
-                CompletableFuture.completedFuture(Reply.of(new ClusterMap(7, List.of(), List.of(), List.of(), List.of(), List.of()))));
+                CompletableFuture.completedFuture(Reply.of(new ClusterMap(7, List.of(), List.of(), List.of(), List.of(), List.of(), List.of()))));
         // Echoes the data's length and CRC, and sends the data back.
         dispatcher.register(WriteChunk.class, (context, request, data) -> {
             if (request.chunkOffset() < 0) {

@@ -68,8 +68,19 @@ public final class MgmtMessages {
 
     public record PoolInfo(String name, List<Integer> targetIds) {}
 
+    /** Bytes per second read from and written to a target between its node's last two heartbeats. */
+    public record TargetRate(int targetId, long readBytesPerSecond, long writeBytesPerSecond) {}
+
+    /**
+     * The cluster as mgmt knows it. {@code version} changes with membership, states, chains and
+     * pools; usage and {@code rates} are refreshed by heartbeats without a new version.
+     */
     public record ClusterMap(long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<ChainInfo> chains,
-                             List<PoolInfo> pools, List<MdtInfo> mdts) {
+                             List<PoolInfo> pools, List<MdtInfo> mdts, List<TargetRate> rates) {
+        public TargetRate rate(int targetId) {
+            return rates.stream().filter(r -> r.targetId() == targetId).findFirst().orElse(null);
+        }
+
         public MdtInfo mdt(int mdtId) {
             return mdts.stream().filter(m -> m.mdtId() == mdtId).findFirst().orElse(null);
         }
