@@ -94,6 +94,32 @@ class MountCommandTest {
         }
     }
 
+    @Test
+    void fstabHelperMountsFromAnOptionsString() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("data"))) {
+            Path mountpoint = Files.createDirectories(directory.resolve("mnt"));
+            // what mount(8) runs for an fstab line "HOST:PORT MOUNTPOINT plinth OPTIONS 0 0"; PLINTH points the helper at
+            // this build's classes instead of an installed launcher
+            Path launcher = directory.resolve("plinth");
+            Files.writeString(launcher, "#!/bin/sh\nexec " + String.join(" ", command(cluster, List.of("\"$@\""))) + "\n");
+            Files.setPosixFilePermissions(launcher, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+            String options = "_netdev,secret_file=" + cluster.server().secretFile() + ",soft,timeo=5,attr_timeout=2,user_xattr,flock,"
+                    + "x-systemd.automount,log=" + directory.resolve("mount.log");
+            String output = TestProcesses.run(List.of("/bin/sh", Path.of("..", "deploy", "mount.plinth").toString(),
+                    cluster.server().rpcAddress().toString(), mountpoint.toString(), "-o", options), java.util.Map.of("PLINTH", launcher.toString()),
+                    java.time.Duration.ofSeconds(90));
+            assertThat(output).contains("plinth mounted on");
+            try {
+                assertThat(FuseMount.isMounted(mountpoint)).isTrue();
+                Files.writeString(mountpoint.resolve("from-fstab"), "hello");
+                assertThat(cluster.client().stat("/from-fstab").sizeBytes()).isEqualTo(5);
+            } finally {
+                Result unmounted = plinth(cluster, List.of("umount", mountpoint.toString()));
+                assertThat(unmounted.exitCode()).as(unmounted.output()).isZero();
+            }
+        }
+    }
+
     private record Result(int exitCode, String output) {}
 
     private static List<String> command(MiniCluster cluster, List<String> arguments) {
@@ -101,7 +127,7 @@ class MountCommandTest {
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
         command.addAll(arguments);
-        if (arguments.getFirst().equals("mount")) {
+        if (arguments.getFirst().equals("mount") && arguments.size() > 1) {
             command.addAll(List.of("--server", cluster.server().rpcAddress().toString(), "--secret-file", cluster.server().secretFile().toString()));
         }
         return command;
