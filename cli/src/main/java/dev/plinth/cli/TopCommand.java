@@ -3,6 +3,7 @@ package dev.plinth.cli;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.JobStat;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetRate;
@@ -17,15 +18,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "top", mixinStandardHelpOptions = true,
-        description = {"Live throughput of the cluster, by target or by node, busiest first (from the storage nodes' heartbeats).",
+        description = {"Live throughput of the cluster, by target or by node (from the storage nodes' heartbeats) or by job",
+                "(from the clients' reports: the job is named by the caller's client.job-id-variables, e.g. SLURM_JOB_ID), busiest first.",
                 "On a terminal the view is redrawn in place; elsewhere a block is printed per interval. Ctrl-C ends it."})
 final class TopCommand implements Callable<Integer> {
-    enum Grouping { target, node }
+    enum Grouping { target, node, job }
 
     @Mixin
     ClientMixin client;
 
-    @Option(names = "--by", paramLabel = "WHAT", defaultValue = "target", description = "target or node (default ${DEFAULT-VALUE}).")
+    @Option(names = "--by", paramLabel = "WHAT", defaultValue = "target", description = "target, node or job (default ${DEFAULT-VALUE}).")
     Grouping by;
 
     @Option(names = "--interval", paramLabel = "SECONDS", defaultValue = "2", description = "Seconds between refreshes (default ${DEFAULT-VALUE}).")
@@ -53,7 +55,11 @@ final class TopCommand implements Callable<Integer> {
                 if (terminal) {
                     System.out.print("\033[H\033[2J");
                 }
-                print(System.out, client.serverAddress().toString(), map, rows(map, by));
+                if (by == Grouping.job) {
+                    printJobs(System.out, client.serverAddress().toString(), plinth.clusterJobStats());
+                } else {
+                    print(System.out, client.serverAddress().toString(), map, rows(map, by));
+                }
                 System.out.flush();
             }
         }
@@ -89,6 +95,22 @@ final class TopCommand implements Callable<Integer> {
         }
         rows.sort(Comparator.comparingLong(Row::total).reversed().thenComparing(Row::name));
         return rows;
+    }
+
+    static void printJobs(PrintStream out, String server, List<JobStat> jobs) {
+        long read = jobs.stream().mapToLong(JobStat::readBytesPerSecond).sum();
+        long write = jobs.stream().mapToLong(JobStat::writeBytesPerSecond).sum();
+        out.printf(Locale.ROOT, "plinth top  %s  %tT  read %s/s  write %s/s  (by job)%n%n", server, System.currentTimeMillis(), Sizes.format(read),
+                Sizes.format(write));
+        out.printf(Locale.ROOT, "%-32s %7s %12s %12s %9s %12s %12s%n", "JOB", "CLIENTS", "READ/s", "WRITE/s", "OPS/s", "READ", "WRITTEN");
+        for (JobStat job : jobs) {
+            out.printf(Locale.ROOT, "%-32s %7d %12s %12s %9d %12s %12s%n", job.jobId(), job.clients(), Sizes.format(job.readBytesPerSecond()),
+                    Sizes.format(job.writeBytesPerSecond()), job.operationsPerSecond(), Sizes.format(job.readBytes()), Sizes.format(job.writeBytes()));
+        }
+        if (jobs.isEmpty()) {
+            out.println("(no client has reported I/O yet)");
+        }
+        out.println();
     }
 
     static void print(PrintStream out, String server, ClusterMap map, List<Row> rows) {

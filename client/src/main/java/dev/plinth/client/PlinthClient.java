@@ -59,6 +59,8 @@ public final class PlinthClient implements AutoCloseable {
     private final LocalChunkReader localReader;
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
+    private final JobStats jobStats;
+    private final String ownJob;
 
     private PlinthClient(ClientOptions options, RpcConnections connections) {
         this.options = options;
@@ -79,9 +81,12 @@ public final class PlinthClient implements AutoCloseable {
             this.localReader = null;
             this.localReadExecutor = null;
         }
+        this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
+        this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
         this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
         long period = Math.max(100, session.leaseMillis() / 3);
         renewer.scheduleWithFixedDelay(this::renewSession, period, period, TimeUnit.MILLISECONDS);
+        renewer.scheduleWithFixedDelay(this::reportJobStats, JOB_REPORT_MILLIS, JOB_REPORT_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     public static PlinthClient connect(ClientOptions options) {
@@ -168,6 +173,46 @@ public final class PlinthClient implements AutoCloseable {
         return localReader == null ? 0 : localReader.localReads();
     }
 
+    private static final long JOB_REPORT_MILLIS = 2000;
+
+    /**
+     * The job an operation belongs to: the FUSE mount binds each request's caller's job here; a
+     * program using the client directly belongs to the job named in its own environment.
+     */
+    public static final ScopedValue<String> JOB = ScopedValue.newInstance();
+
+    /** The environment variables that name a job ({@code client.job-id-variables}). */
+    public List<String> jobIdVariables() {
+        return java.util.Arrays.stream(options.config().get(Settings.CLIENT_JOB_ID_VARIABLES).split(",")).map(String::strip)
+                .filter(v -> !v.isEmpty()).toList();
+    }
+
+    String currentJob() {
+        return JOB.isBound() ? JOB.get() : ownJob;
+    }
+
+    /** This client's I/O per job. */
+    public JobStats jobStats() {
+        return jobStats;
+    }
+
+    private void reportJobStats() {
+        List<MgmtMessages.JobCounters> jobs = jobStats.snapshot();
+        if (jobs.isEmpty()) {
+            return;
+        }
+        try {
+            mgmt().request(new MgmtMessages.ReportJobStats(clientId, options.clientName(), jobs));
+        } catch (RuntimeException e) {
+            LOG.debug("job statistics not reported: {}", e.getMessage());
+        }
+    }
+
+    /** Every job's I/O across the cluster, as mgmt has it from the clients' reports. */
+    public List<MgmtMessages.JobStat> clusterJobStats() {
+        return Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.JobStatsReply>request(new MgmtMessages.GetJobStats()), null).jobs();
+    }
+
     private void renewSession() {
         try {
             server().request(new MetaMessages.RenewSession(header()));
@@ -204,6 +249,7 @@ public final class PlinthClient implements AutoCloseable {
      * the map is fetched again between tries, in case the metadata service moved.
      */
     <R extends Record> R meta(Record request) {
+        jobStats.metadata(currentJob());
         return Retry.call(retryMillis, () -> server().request(request), this::refreshClusterMapSoon);
     }
 

@@ -80,6 +80,8 @@ public final class PlinthFile implements AutoCloseable {
 
     private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
 
+    private final String jobId;
+
     PlinthFile(PlinthClient client, Attributes attributes, boolean writable) {
         this(client, attributes, writable, true);
     }
@@ -87,6 +89,7 @@ public final class PlinthFile implements AutoCloseable {
     PlinthFile(PlinthClient client, Attributes attributes, boolean writable, boolean counted) {
         this.client = client;
         this.counted = counted;
+        this.jobId = client.currentJob(); // a handle's I/O belongs to the job that opened it (writeback comes from the kernel)
         this.inodeId = attributes.inodeId();
         this.layout = attributes.layout();
         if (layout == null || layout.chainIds().isEmpty()) {
@@ -144,6 +147,7 @@ public final class PlinthFile implements AutoCloseable {
             return 0;
         }
         dropReadUnits(offset, length);
+        client.jobStats().write(jobId, length);
         int position = source.position();
         for (Piece piece : StripeMath.pieces(layout, offset, length)) {
             ByteBuf data = PooledByteBufAllocator.DEFAULT.directBuffer(piece.length());
@@ -439,6 +443,7 @@ public final class PlinthFile implements AutoCloseable {
         boolean sequential = offset == lastReadEnd || (offset == 0 && lastReadEnd < 0)
                 || (lastReadEnd >= 0 && offset >= lastReadEnd - (long) STREAM_SLACK_UNITS * READ_UNIT_BYTES
                         && offset <= lastReadEnd + (long) readaheadUnits * READ_UNIT_BYTES);
+        client.jobStats().read(jobId, length);
         if (sequential) {
             readThroughUnits(offset, length, target);
             lastReadEnd = Math.max(lastReadEnd, offset + length);

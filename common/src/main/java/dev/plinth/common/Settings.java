@@ -91,6 +91,11 @@ public final class Settings {
             "Read chunk files directly when their target is on this host and readable by this process (as HDFS does), "
                     + "checking the stored CRCs; any mismatch falls back to reading over the network.");
 
+    public static final Setting<String> CLIENT_JOB_ID_VARIABLES = Setting.ofString("client.job-id-variables", "PLINTH_JOB_ID,SLURM_JOB_ID",
+            "Environment variables naming the job an operation belongs to (first one set wins), read from the calling process "
+                    + "(the mount reads it from /proc/PID/environ); without one the job is COMMAND.UID (Lustre's procname_uid).");
+    public static final Setting<Integer> CLIENT_JOB_STATS_MAX = Setting.ofInt("client.job-stats-max", 64, "jobs",
+            "Jobs a client keeps separate I/O statistics for; further jobs are counted together as 'other'.");
     public static final Setting<Long> CLIENT_RETRY_TIMEOUT_MILLIS = Setting.ofLong("client.retry-timeout-millis", 30_000, "milliseconds",
             "How long a call keeps retrying while the cluster is unavailable (a server restarting or failing over) "
                     + "before it fails; 0 retries until the cluster is back (a hard mount).");

@@ -88,6 +88,8 @@ final class FuseOperations {
     private final io.prometheus.metrics.core.metrics.Histogram operationDuration;
 
     FuseOperations(PlinthClient client, MountOptions options, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        client.jobStats().register(registry);
+        this.jobVariables = client.jobIdVariables();
         this.operationCount = dev.plinth.wire.Metrics.counter(registry, "plinth_fuse_operations",
                 "FUSE operations served, by operation and result (OK or the error code).", "operation", "result");
         this.operationDuration = dev.plinth.wire.Metrics.latency(registry, "plinth_fuse_operation_duration_seconds",
@@ -847,7 +849,9 @@ final class FuseOperations {
         String result = "OK";
         try {
             Credentials caller = credentials(req);
-            ScopedValue.where(PlinthClient.CALLER, caller).where(PlinthClient.CANCELLED, () -> interrupted(req)).call(() -> {
+            String job = jobOf(pid(req), caller.uid());
+            ScopedValue.where(PlinthClient.CALLER, caller).where(PlinthClient.JOB, job).where(PlinthClient.CANCELLED, () -> interrupted(req))
+                    .call(() -> {
                 try {
                     action.run();
                 } catch (Exception | Error e) {
@@ -883,6 +887,55 @@ final class FuseOperations {
             operationCount.labelValues(operation, result).inc();
             operationDuration.labelValues(operation).observe((System.nanoTime() - start) / 1e9);
         }
+    }
+
+    // ---- jobs: which job a request belongs to, from its caller's environment (Lustre's jobid_var)
+
+    private record CachedJob(String jobId, long expiresNanos) {}
+
+    private static final int JOB_CACHE_MAX = 4096;
+    private static final long JOB_CACHE_NANOS = 5_000_000_000L;
+    private final List<String> jobVariables;
+    /** Job of each recent caller pid, for a few seconds: reading /proc for every request would cost more than the request. */
+    private final Map<Integer, CachedJob> jobsByPid = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(256, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Integer, CachedJob> eldest) {
+                    return size() > JOB_CACHE_MAX;
+                }
+            });
+
+    private String jobOf(int pid, int uid) {
+        long now = System.nanoTime();
+        CachedJob cached = jobsByPid.get(pid);
+        if (cached != null && now < cached.expiresNanos()) {
+            return cached.jobId();
+        }
+        String job = readJob(pid, uid);
+        jobsByPid.put(pid, new CachedJob(job, now + JOB_CACHE_NANOS));
+        return job;
+    }
+
+    /** The job named by the caller's environment, else COMMAND.UID; pid 0 is the kernel itself (writeback). */
+    private String readJob(int pid, int uid) {
+        if (pid <= 0) {
+            return "kernel." + uid;
+        }
+        Map<String, String> environment = new java.util.HashMap<>();
+        String command = "unknown";
+        try {
+            byte[] raw = java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc", Integer.toString(pid), "environ"));
+            for (String entry : new String(raw, java.nio.charset.StandardCharsets.UTF_8).split("\0")) {
+                int equals = entry.indexOf('=');
+                if (equals > 0 && jobVariables.contains(entry.substring(0, equals))) {
+                    environment.put(entry.substring(0, equals), entry.substring(equals + 1));
+                }
+            }
+            command = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Integer.toString(pid), "comm")).strip();
+        } catch (java.io.IOException | RuntimeException e) {
+            // the process ended, or its environment is not ours to read: its command name, or unknown
+        }
+        return dev.plinth.client.JobStats.jobOf(environment, jobVariables, command, uid);
     }
 
     /** Whether the kernel told us the caller was interrupted by a signal (FUSE_INTERRUPT). */

@@ -131,6 +131,7 @@ public final class MgmtService implements AutoCloseable {
     /** Each target's byte counters at its last two heartbeats, for throughput now. */
     private final Map<Integer, long[]> lastCounters = new HashMap<>();
     private volatile List<TargetRate> rates = List.of();
+    private final JobTable jobs = new JobTable();
 
     public MgmtService(Path directory) {
         this(directory, Config.defaults());
@@ -557,6 +558,15 @@ public final class MgmtService implements AutoCloseable {
         dispatcher.register(RegisterMdt.class, (context, request, data) -> answer(() -> registerMdt(request.mdtId(), request.rpcAddress())));
         dispatcher.register(AllocateIds.class, (context, request, data) -> answer(() -> new AllocatedIds(allocateIds(request.kind(), request.count()))));
         dispatcher.register(ChainSynced.class, (context, request, data) -> answer(() -> chainSynced(request)));
+        dispatcher.register(dev.plinth.wire.messages.MgmtMessages.ReportJobStats.class, (context, request, data) -> answer(() -> {
+            if (request.jobs().size() > 10_000) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a report holds at most 10,000 jobs");
+            }
+            jobs.report(request.clientId(), request.jobs(), System.nanoTime());
+            return HandshakeMessages.EMPTY;
+        }));
+        dispatcher.register(dev.plinth.wire.messages.MgmtMessages.GetJobStats.class, (context, request, data) -> answer(() ->
+                new dev.plinth.wire.messages.MgmtMessages.JobStatsReply(jobs.jobs(System.nanoTime()))));
     }
 
     private static CompletableFuture<Reply> answer(java.util.function.Supplier<Record> action) {

@@ -159,6 +159,8 @@ public final class RpcClient implements AutoCloseable {
             }
             throw failure;
         } catch (InterruptedException e) {
+            // nobody will take the response now: release its buffer whenever it comes
+            future.thenAccept(RpcResponse::close);
             Thread.currentThread().interrupt();
             throw new PlinthException(ErrorCode.UNAVAILABLE, "interrupted");
         }

@@ -128,6 +128,20 @@ public final class MgmtMessages {
 
     public record HeartbeatReply(long mapVersion) {}
 
+    /** What one client did for one job since it started: bytes and operations (cumulative). */
+    public record JobCounters(String jobId, long readBytes, long writeBytes, long reads, long writes, long metadataOperations) {}
+
+    /** A client's per-job counters, sent every few seconds; mgmt turns them into cluster-wide rates per job. */
+    public record ReportJobStats(long clientId, String clientName, List<JobCounters> jobs) {}
+
+    public record GetJobStats() {}
+
+    /** One job across the cluster: totals since its clients started, and rates over the last reports. */
+    public record JobStat(String jobId, int clients, long readBytes, long writeBytes, long operations, long readBytesPerSecond,
+                          long writeBytesPerSecond, long operationsPerSecond) {}
+
+    public record JobStatsReply(List<JobStat> jobs) {}
+
     /**
      * A storage node announcing itself and its targets (at start, and after mgmt forgot it);
      * {@code targetPaths} are parallel to {@code targets}. New targets join the default pool.
