@@ -149,10 +149,24 @@ public final class StorageNode implements ClusterView, AutoCloseable {
             lastRefreshNanos = now;
             ClusterMap fetched = mgmt().request(new GetClusterMap());
             if (fetched.version() >= map.version()) {
-                map = fetched;
+                adopt(fetched);
             }
         }
         return map;
+    }
+
+    /** Takes a newer map; writes still on their way down chains that changed fail now (their senders retry on the new chain). */
+    private synchronized void adopt(ClusterMap next) {
+        ClusterMap previous = map;
+        map = next;
+        if (previous != null && previous.version() != next.version()) {
+            for (dev.plinth.wire.messages.MgmtMessages.ChainInfo chain : next.chains()) {
+                dev.plinth.wire.messages.MgmtMessages.ChainInfo before = previous.chain(chain.chainId());
+                if (before != null && before.version() != chain.version()) {
+                    service.chainChanged(chain.chainId(), chain.version());
+                }
+            }
+        }
     }
 
     @Override
@@ -175,7 +189,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     ClusterMap reportSynced(dev.plinth.wire.messages.MgmtMessages.ChainSynced report) {
         ClusterMap next = mgmt().request(report);
         if (next.version() >= map.version()) {
-            map = next;
+            adopt(next);
         }
         return next;
     }

@@ -33,6 +33,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -252,6 +253,24 @@ public final class StorageService implements AutoCloseable {
         }
     }
 
+    /** Writes on their way down each chain, so that a chain change can fail them at once. */
+    private final Map<Integer, Set<CompletableFuture<Reply>>> forwarding = new ConcurrentHashMap<>();
+
+    /**
+     * Chain {@code chainId} changed (a member left or came back): writes still waiting for a
+     * successor under the old version fail now with CHAIN_CHANGED instead of waiting out their
+     * timeout (a hung successor), and their senders resend on the new chain.
+     */
+    void chainChanged(int chainId, long newVersion) {
+        Set<CompletableFuture<Reply>> waiting = forwarding.get(chainId);
+        if (waiting != null) {
+            for (CompletableFuture<Reply> result : List.copyOf(waiting)) {
+                result.completeExceptionally(new PlinthException(ErrorCode.CHAIN_CHANGED, "chain " + chainId + " changed to version "
+                        + newVersion + " while the write was passed on"));
+            }
+        }
+    }
+
     /** Checked again with the chunk locked, right before a write lands: the map may have moved on since the request was checked. */
     private void requireCurrent(int chainId, long chainVersion) {
         ChainInfo chain = cluster.map().chain(chainId);
@@ -310,8 +329,13 @@ public final class StorageService implements AutoCloseable {
         int successor = order.get(position + 1);
         boolean whole = request.wholeChunk() || chain.stateOf(successor) == MemberState.SYNCING;
         CompletableFuture<Reply> result = new CompletableFuture<>();
+        Set<CompletableFuture<Reply>> waiting = forwarding.computeIfAbsent(chain.chainId(), ignored -> ConcurrentHashMap.newKeySet());
+        waiting.add(result);
         forwardExecutor.execute(() -> sendDown(context, request, chain, successor, data.retain(), applied, whole, reply, result));
-        return result.whenComplete((ignored, failure) -> replicas.end(request.targetId(), request.chunk(), failure == null));
+        return result.whenComplete((ignored, failure) -> {
+            waiting.remove(result);
+            replicas.end(request.targetId(), request.chunk(), failure == null);
+        });
     }
 
     private void sendDown(RequestContext context, WriteChunk request, ChainInfo chain, int successor, io.netty.buffer.ByteBuf data,
