@@ -185,6 +185,73 @@ class ChainFailureTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void aFullReplicaFailsWritesWithNoSpaceAndNewFilesMoveElsewhere() throws Exception {
+        long capacity = 6L << 20;
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 3, List.of("mgmt.node-timeout-millis=" + NODE_TIMEOUT_MILLIS),
+                Map.of(1, List.of("target.capacity=" + capacity)));
+             PlinthClient client = cluster.client(Config.defaults().with("client.retry-timeout-millis", "60000"))) {
+            ProcessCluster.awaitMap(client, map -> map.chains().stream().anyMatch(c -> c.replicas() == 2), 10_000);
+            ProcessCluster.replicatedDirectory(client, "/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, 2, List.of()));
+            int small = cluster.storageNodes().get(1).targetId;
+            Random random = new Random(11);
+            List<Acknowledged> written = new ArrayList<>();
+            int noSpace = 0;
+            for (int n = 0; n < 40; n++) {
+                byte[] content = new byte[512 << 10];
+                random.nextBytes(content);
+                try {
+                    writeFile(client, "/data/f" + n, content, random);
+                    written.add(new Acknowledged("/data/f" + n, content));
+                } catch (dev.plinth.common.PlinthException e) {
+                    assertThat(e.code()).as("a write into a chain with a full member fails with ENOSPC: %s", e).isEqualTo(
+                            dev.plinth.common.ErrorCode.NO_SPACE);
+                    noSpace++;
+                }
+            }
+            // once mgmt has the full target's usage (heartbeats), new files go to chains with room
+            ProcessCluster.awaitMap(client, map -> map.target(small).freeBytes() < CHUNK_SIZE, 10_000);
+            Thread.sleep(500);
+            for (int n = 0; n < 5; n++) {
+                byte[] content = new byte[512 << 10];
+                random.nextBytes(content);
+                writeFile(client, "/data/after" + n, content, random);
+                written.add(new Acknowledged("/data/after" + n, content));
+                ChainInfo chain = client.refreshClusterMap().chain(client.stat("/data/after" + n).layout().chainIds().getFirst());
+                assertThat(chain.stateOf(small)).as("a new file avoids the full target").isNull();
+            }
+            // growing a file whose chain holds the full target: ENOSPC, and the bytes it had stay as they were
+            ClusterMap full = client.refreshClusterMap();
+            Acknowledged onFullChain = written.stream()
+                    .filter(f -> full.chain(client.stat(f.path()).layout().chainIds().getFirst()).stateOf(small) != null)
+                    .findFirst().orElseThrow();
+            try (PlinthFile file = client.open(onFullChain.path(), true)) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> {
+                    file.write(onFullChain.content().length, ByteBuffer.wrap(new byte[4 << 20]));
+                    file.fsync();
+                }).isInstanceOfSatisfying(dev.plinth.common.PlinthException.class,
+                        e -> assertThat(e.code()).isEqualTo(dev.plinth.common.ErrorCode.NO_SPACE));
+                noSpace++;
+            } catch (dev.plinth.common.PlinthException e) {
+                assertThat(e.code()).isEqualTo(dev.plinth.common.ErrorCode.NO_SPACE); // reported again at close
+            }
+            client.setAttr(client.stat(onFullChain.path()).inodeId(), dev.plinth.wire.messages.MetaMessages.SET_SIZE, 0, 0, 0,
+                    onFullChain.content().length, 0, 0);
+
+            ClusterMap map = client.refreshClusterMap();
+            assertThat(map.target(small).usedBytes()).isLessThanOrEqualTo(capacity);
+            long bytesLost = 0;
+            for (Acknowledged file : written) {
+                if (!Arrays.equals(readFile(client, file.path()), file.content())) {
+                    bytesLost += file.content().length;
+                }
+                bytesLost += compareReplicas(client, map, file);
+            }
+            System.out.printf("%nfull replica: %d writes acknowledged, %d failed with ENOSPC, %d bytes lost%n", written.size(), noSpace, bytesLost);
+            assertThat(bytesLost).isZero();
+        }
+    }
+
     /** Copies the processes' logs where they outlive the test's directory. */
     private void keepLogs() throws java.io.IOException {
         Path kept = Path.of(System.getProperty("java.io.tmpdir"), "chain-failure-logs-" + System.currentTimeMillis());

@@ -31,11 +31,14 @@ final class ProcessCluster implements AutoCloseable {
     private final List<StorageNodeProcess> storage = new ArrayList<>();
     private HostPort mgmtAddress;
     private Path secretFile;
+    private java.util.Map<Integer, List<String>> nodeSettings = java.util.Map.of();
 
     /** One storage node: its target directory and, while it runs, its process. */
     final class StorageNodeProcess {
         final int index;
         final Path target;
+        /** Settings for this node only, on top of the cluster's. */
+        List<String> ownSettings = List.of();
         Process process;
         int targetId;
 
@@ -47,8 +50,12 @@ final class ProcessCluster implements AutoCloseable {
         void start() throws IOException, InterruptedException {
             Path endpoints = directory.resolve("storage-" + index + ".json");
             Files.deleteIfExists(endpoints);
-            process = launch("storage-" + index, endpoints, "storage", "--target", target.toString(), "--mgmt", mgmtAddress.toString(),
-                    "--secret-file", secretFile.toString(), "--endpoints", endpoints.toString());
+            List<String> arguments = new ArrayList<>(List.of("storage", "--target", target.toString(), "--mgmt", mgmtAddress.toString(),
+                    "--secret-file", secretFile.toString(), "--endpoints", endpoints.toString()));
+            for (String setting : ownSettings) {
+                arguments.addAll(List.of("--set", setting));
+            }
+            process = launch("storage-" + index, endpoints, arguments.toArray(String[]::new));
             Matcher matcher = Pattern.compile("\"targets\"\\s*:\\s*\"(\\d+)").matcher(Files.readString(endpoints));
             targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
         }
@@ -80,7 +87,14 @@ final class ProcessCluster implements AutoCloseable {
 
     /** Starts mgmt, meta and {@code storageNodes} storage nodes; {@code settings} are KEY=VALUE for every process. */
     static ProcessCluster start(Path directory, int storageNodes, List<String> settings) throws IOException, InterruptedException {
+        return start(directory, storageNodes, settings, java.util.Map.of());
+    }
+
+    /** As above; {@code nodeSettings} adds settings for single storage nodes (by index). */
+    static ProcessCluster start(Path directory, int storageNodes, List<String> settings, java.util.Map<Integer, List<String>> nodeSettings)
+            throws IOException, InterruptedException {
         ProcessCluster cluster = new ProcessCluster(directory, settings);
+        cluster.nodeSettings = nodeSettings;
         try {
             cluster.startRoles(storageNodes);
             return cluster;
@@ -102,6 +116,7 @@ final class ProcessCluster implements AutoCloseable {
                 "--secret-file", secretFile.toString()));
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
+            node.ownSettings = nodeSettings.getOrDefault(i, List.of());
             storage.add(node);
             node.start();
         }

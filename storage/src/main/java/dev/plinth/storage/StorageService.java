@@ -377,7 +377,10 @@ public final class StorageService implements AutoCloseable {
                 forwardExecutor.execute(() -> sendDown(context, request, chain, successor, null, applied, true, reply, result));
                 return;
             }
-            result.completeExceptionally(error instanceof PlinthException plinth && plinth.code() == ErrorCode.CHAIN_CHANGED ? plinth
+            // the successor's own answer goes back as it is (ENOSPC from a full replica must reach the writer as ENOSPC, not as
+            // something to retry forever); anything else is the link failing, which the sender retries on the chain mgmt makes next
+            result.completeExceptionally(error instanceof PlinthException plinth
+                    ? new PlinthException(plinth.code(), "chain " + chain.chainId() + ", target " + successor + ": " + plinth.detail(), plinth)
                     : new PlinthException(ErrorCode.UNAVAILABLE, "chain " + chain.chainId() + ": target " + successor + " did not take the write: "
                             + error.getMessage(), error));
         });
