@@ -28,11 +28,12 @@ import dev.plinth.wire.messages.MgmtMessages.AccessKey;
 import dev.plinth.wire.messages.MgmtMessages.CreateAccessKey;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -211,21 +212,16 @@ public final class EmbeddedServer implements AutoCloseable {
     }
 
     private void writeEndpoints() {
-        String json = "{\n"
-                + "  \"rpc\": \"" + rpcAddress + "\",\n"
-                + "  \"http\": \"" + httpAddress + "\",\n"
-                + "  \"raft\": {\"mdt0\": \"" + raftAddress + "\"},\n"
-                + (s3Address == null ? "" : "  \"s3\": \"" + s3Url() + "\",\n")
-                + "  \"secretFile\": \"" + secretFile.toString().replace("\\", "\\\\").replace("\"", "\\\"") + "\"\n"
-                + "}\n";
-        try {
-            Path temporary = dataDirectory.resolve("endpoints.json.tmp");
-            Files.writeString(temporary, json);
-            Files.move(temporary, dataDirectory.resolve("endpoints.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("role", "server");
+        fields.put("rpc", rpcAddress.toString());
+        fields.put("http", httpAddress.toString());
+        fields.put("raft", raftAddress.toString());
+        if (s3Address != null) {
+            fields.put("s3", s3Url());
         }
+        fields.put("secretFile", secretFile.toString());
+        RoleServer.writeEndpointsFile(dataDirectory.resolve("endpoints.json"), fields);
     }
 
     public HostPort rpcAddress() {

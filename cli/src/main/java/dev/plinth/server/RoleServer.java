@@ -92,7 +92,7 @@ public final class RoleServer implements AutoCloseable {
         return httpAddress;
     }
 
-    /** Writes {"rpc": ..., "http": ..., more...} to {@code file} atomically. */
+    /** Writes {"role": ..., "rpc": ..., "http": ..., more...} to {@code file} atomically. */
     void writeEndpoints(Path file, Map<String, String> more) {
         Map<String, String> fields = new LinkedHashMap<>();
         fields.put("role", role);
@@ -101,11 +101,18 @@ public final class RoleServer implements AutoCloseable {
             fields.put("http", httpAddress.toString());
         }
         fields.putAll(more);
+        writeEndpointsFile(file, fields);
+    }
+
+    /**
+     * Where a process listens, as JSON with one field per line (scripts grep it), replaced
+     * atomically: a reader never sees half a file.
+     */
+    static void writeEndpointsFile(Path file, Map<String, String> fields) {
         StringBuilder json = new StringBuilder("{\n");
         int i = 0;
         for (Map.Entry<String, String> field : fields.entrySet()) {
-            json.append("  \"").append(field.getKey()).append("\": \"")
-                    .append(field.getValue().replace("\\", "\\\\").replace("\"", "\\\"")).append('"')
+            json.append("  ").append(Json.write(field.getKey())).append(": ").append(Json.write(field.getValue()))
                     .append(++i < fields.size() ? ",\n" : "\n");
         }
         json.append("}\n");

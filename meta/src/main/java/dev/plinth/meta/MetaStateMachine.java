@@ -230,11 +230,13 @@ public final class MetaStateMachine extends BaseStateMachine {
     /** Serves a query from local state; the caller makes sure this replica may answer (leader, lease). */
     public byte[] queryLocal(Query query) {
         Namespace namespace = new Namespace(store, null, mdtIndex, query.header());
-        try {
-            return MetaCodec.ok(Operations.query(namespace, query));
-        } catch (PlinthException e) {
-            return MetaCodec.failed(e.code(), e.detail());
-        }
+        return store.readConsistently(() -> {
+            try {
+                return MetaCodec.ok(Operations.query(namespace, query));
+            } catch (PlinthException e) {
+                return MetaCodec.failed(e.code(), e.detail());
+            }
+        });
     }
 
     @Override

@@ -1,9 +1,7 @@
 package dev.plinth.storage;
 
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
-import dev.plinth.wire.RpcResponse;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ChainSynced;
 import dev.plinth.wire.messages.MgmtMessages.MemberState;
@@ -11,8 +9,6 @@ import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import dev.plinth.wire.messages.StorageMessages.ChunkList;
 import dev.plinth.wire.messages.StorageMessages.ListChunks;
-import dev.plinth.wire.messages.StorageMessages.ReadChunk;
-import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.HashSet;
@@ -141,18 +137,17 @@ final class Resync implements AutoCloseable {
     /** Copies one chunk whole from {@code source}; retries while writes change it under the read. Returns bytes copied. */
     private long copy(ChunkStore target, ChainInfo chain, int source, ChunkId chunk) {
         for (int attempt = 1; ; attempt++) {
-            ReadChunk read = new ReadChunk(source, chunk, 0, Layout.REPLICATED_CHUNK_SIZE_MAX, chain.chainId());
-            try (RpcResponse<ReadChunkResult> response = node.connectionTo(source).call(read)) {
-                ReadChunkResult header = response.message();
-                java.nio.ByteBuffer data = response.data() == null ? java.nio.ByteBuffer.allocate(0) : response.data().nioBuffer();
-                if (header.chunkLength() == 0 && header.chunkVersion() == 0) {
-                    return 0; // removed since it was listed
-                }
-                target.installFromResync(chunk, chain.chainId(), data, header.blockCrcs(), header.chunkVersion());
-                int bytes = data.remaining();
-                copiedBytes.labelValues(Integer.toString(target.targetId())).inc(bytes);
-                throttle(bytes);
-                return bytes;
+            try {
+                return node.withReplicaCopy(source, chain.chainId(), chunk, copy -> {
+                    if (copy == null) {
+                        return 0L; // removed since it was listed
+                    }
+                    target.installFromResync(chunk, chain.chainId(), copy.data(), copy.blockCrcs(), copy.version());
+                    int bytes = copy.data().remaining();
+                    copiedBytes.labelValues(Integer.toString(target.targetId())).inc(bytes);
+                    throttle(bytes);
+                    return (long) bytes;
+                });
             } catch (PlinthException e) {
                 if (e.code() != ErrorCode.CHECKSUM_MISMATCH || attempt >= COPY_ATTEMPTS) {
                     throw e;
@@ -171,11 +166,6 @@ final class Resync implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        worker.interrupt();
-        try {
-            worker.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        StorageNode.stop(worker);
     }
 }

@@ -1,16 +1,11 @@
 package dev.plinth.storage;
 
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
-import dev.plinth.wire.RpcResponse;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
-import dev.plinth.wire.messages.StorageMessages.ReadChunk;
-import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -153,16 +148,19 @@ final class Scrubber implements AutoCloseable {
 
     private boolean repairFrom(ChunkStore target, int chainId, int source, ChunkId chunk) {
         for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
-            ReadChunk read = new ReadChunk(source, chunk, 0, Layout.REPLICATED_CHUNK_SIZE_MAX, chainId);
-            try (RpcResponse<ReadChunkResult> response = node.connectionTo(source).call(read)) {
-                ReadChunkResult header = response.message();
-                if (header.chunkVersion() == 0) {
-                    return false; // the replica does not have it
-                }
-                ByteBuffer data = response.data() == null ? ByteBuffer.allocate(0) : response.data().nioBuffer();
-                if (target.installRepair(chunk, chainId, data, header.blockCrcs(), header.chunkVersion())) {
+            try {
+                Boolean repaired = node.withReplicaCopy(source, chainId, chunk, copy -> {
+                    if (copy == null) {
+                        return false; // the replica does not have it
+                    }
+                    if (!target.installRepair(chunk, chainId, copy.data(), copy.blockCrcs(), copy.version())) {
+                        return null; // a write made ours newer meanwhile: fetch again
+                    }
                     target.verify(chunk);
                     return true;
+                });
+                if (repaired != null) {
+                    return repaired;
                 }
             } catch (PlinthException e) {
                 if (e.code() != ErrorCode.CHECKSUM_MISMATCH && !e.code().retryable()) {
@@ -177,11 +175,6 @@ final class Scrubber implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        worker.interrupt();
-        try {
-            worker.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        StorageNode.stop(worker);
     }
 }

@@ -194,6 +194,38 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         return next;
     }
 
+    /** A whole chunk as a replica holds it (CRCs and version read with it); checked by whoever installs it. */
+    record ReplicaCopy(java.nio.ByteBuffer data, List<Integer> blockCrcs, long version) {}
+
+    /**
+     * Reads the whole of {@code chunk} (of chain {@code chainId}) from target {@code source} and
+     * hands it to {@code use} while its buffer is valid; {@code use} gets null when the replica
+     * does not hold the chunk. For resync and repair.
+     */
+    <T> T withReplicaCopy(int source, int chainId, dev.plinth.wire.messages.StorageMessages.ChunkId chunk,
+                          java.util.function.Function<ReplicaCopy, T> use) {
+        var read = new dev.plinth.wire.messages.StorageMessages.ReadChunk(source, chunk, 0, dev.plinth.common.Layout.REPLICATED_CHUNK_SIZE_MAX,
+                chainId);
+        try (dev.plinth.wire.RpcResponse<dev.plinth.wire.messages.StorageMessages.ReadChunkResult> response = connectionTo(source).call(read)) {
+            var header = response.message();
+            if (header.chunkVersion() == 0) {
+                return use.apply(null);
+            }
+            java.nio.ByteBuffer data = response.data() == null ? java.nio.ByteBuffer.allocate(0) : response.data().nioBuffer();
+            return use.apply(new ReplicaCopy(data, header.blockCrcs(), header.chunkVersion()));
+        }
+    }
+
+    /** Stops a background worker of this node (resync, scrub): interrupts it and waits a little. */
+    static void stop(Thread worker) {
+        worker.interrupt();
+        try {
+            worker.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -65,9 +65,29 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
+    /** Set while this thread runs {@link #readConsistently}: its reads see one snapshot. */
+    private final ThreadLocal<ReadOptions> snapshotReads = new ThreadLocal<>();
+
+    /**
+     * Runs {@code reads} against one snapshot of the store: a query that reads several keys (a
+     * path's entries, then the inode an entry names) must not see a change land between two of
+     * them, or a file replaced by a rename looks missing for a moment.
+     */
+    public <T> T readConsistently(java.util.function.Supplier<T> reads) {
+        org.rocksdb.Snapshot taken = db.getSnapshot();
+        try (ReadOptions options = new ReadOptions().setSnapshot(taken)) {
+            snapshotReads.set(options);
+            return reads.get();
+        } finally {
+            snapshotReads.remove();
+            db.releaseSnapshot(taken);
+        }
+    }
+
     public byte[] get(byte[] key) {
+        ReadOptions consistent = snapshotReads.get();
         try {
-            return db.get(readOptions, key);
+            return db.get(consistent != null ? consistent : readOptions, key);
         } catch (RocksDBException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
         }
@@ -91,6 +111,9 @@ public final class MetaStore implements AutoCloseable {
     public Scan scan(WriteBatchWithIndex batch, byte[] upperBound) {
         Slice bound = new Slice(upperBound);
         ReadOptions options = new ReadOptions().setIterateUpperBound(bound);
+        if (batch == null && snapshotReads.get() != null) {
+            options.setSnapshot(snapshotReads.get().snapshot());
+        }
         RocksIterator base = db.newIterator(options);
         return new Scan(batch == null ? base : batch.newIteratorWithBase(base), options, bound);
     }
