@@ -70,7 +70,7 @@ final class RoleMixin {
         System.out.println("plinth " + server.role() + " ready");
         System.out.println("  rpc:     " + server.rpcAddress());
         if (server.httpAddress() != null) {
-            System.out.println("  http:    http://" + server.httpAddress() + "/metrics");
+            System.out.println("  http:    http://" + server.httpAddress() + (server.role().equals("mgmt") ? "/   (the status page; /metrics)" : "/metrics"));
         }
         for (String detail : details) {
             System.out.println("  " + detail);

@@ -90,7 +90,7 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         }, "plinth-shutdown"));
         System.out.println("plinth server ready");
         System.out.println("  rpc:     " + server.rpcAddress() + "   (plinth --server " + server.rpcAddress() + " ...)");
-        System.out.println("  http:    http://" + server.httpAddress() + "/metrics   (/healthz, /readyz)");
+        System.out.println("  status:  http://" + server.httpAddress() + "/   (the status page; /metrics, /healthz, /readyz)");
         if (server.s3Url() != null) {
             System.out.println("  s3:      " + server.s3Url() + "   (keys in " + server.s3CredentialsFile() + ")");
         }
