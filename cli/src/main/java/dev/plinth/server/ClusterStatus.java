@@ -140,10 +140,26 @@ public final class ClusterStatus {
         return out;
     }
 
+    /** The busiest jobs the status page lists. */
+    private static final int PAGE_JOBS_MAX = 20;
+
     /** What the status page of a process holding {@code mgmt} shows. */
     public static java.util.function.Supplier<Map<String, Object>> page(dev.plinth.mgmt.MgmtService mgmt, String server) {
         return () -> {
             Map<String, Object> status = describe(mgmt.map(), server, null);
+            List<Object> jobs = new ArrayList<>();
+            for (MgmtMessages.JobStat job : mgmt.jobStats().stream().limit(PAGE_JOBS_MAX).toList()) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("job_id", job.jobId());
+                entry.put("clients", job.clients());
+                entry.put("read_bytes_per_second", job.readBytesPerSecond());
+                entry.put("write_bytes_per_second", job.writeBytesPerSecond());
+                entry.put("operations_per_second", job.operationsPerSecond());
+                entry.put("read_bytes", job.readBytes());
+                entry.put("write_bytes", job.writeBytes());
+                jobs.add(entry);
+            }
+            status.put("jobs", jobs);
             status.put("time_millis", System.currentTimeMillis());
             return status;
         };

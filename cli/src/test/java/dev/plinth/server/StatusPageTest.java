@@ -30,7 +30,18 @@ class StatusPageTest {
             String url = "http://" + cluster.mgmtHttp() + "/";
             var map = ProcessCluster.awaitMap(client, m -> m.nodes().size() == 2 && m.mdts().size() == 1, 10_000);
 
+            // some I/O, so the page has a job to list (this client's: no PLINTH_JOB_ID here, so CLIENTNAME.UID)
+            try (var file = client.create("/written-by-the-test", 0644, true, null)) {
+                file.write(0, java.nio.ByteBuffer.wrap(new byte[1 << 20]));
+            }
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (client.clusterJobStats().isEmpty() && System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+            }
+            String job = client.clusterJobStats().getFirst().jobId();
+
             String page = render(url, "healthy");
+            assertThat(page).contains("Busiest jobs").contains("<td>" + job + "</td>");
             for (NodeInfo node : map.nodes()) {
                 assertThat(nodeRow(page, node)).as("row of node %d", node.nodeId()).contains(">online<");
             }

@@ -521,6 +521,11 @@ public final class MgmtService implements AutoCloseable {
         livenessChecker.shutdownNow();
     }
 
+    /** Every job's I/O across the cluster, busiest first, from the clients' reports. */
+    public List<dev.plinth.wire.messages.MgmtMessages.JobStat> jobStats() {
+        return jobs.jobs(System.nanoTime());
+    }
+
     /** Chains and nodes by state, as this mgmt sees them. */
     public void registerMetrics(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
         io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_chains")
@@ -566,7 +571,7 @@ public final class MgmtService implements AutoCloseable {
             return HandshakeMessages.EMPTY;
         }));
         dispatcher.register(dev.plinth.wire.messages.MgmtMessages.GetJobStats.class, (context, request, data) -> answer(() ->
-                new dev.plinth.wire.messages.MgmtMessages.JobStatsReply(jobs.jobs(System.nanoTime()))));
+                new dev.plinth.wire.messages.MgmtMessages.JobStatsReply(jobStats())));
     }
 
     private static CompletableFuture<Reply> answer(java.util.function.Supplier<Record> action) {
