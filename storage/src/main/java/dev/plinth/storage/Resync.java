@@ -100,7 +100,7 @@ final class Resync implements AutoCloseable {
             ChunkId after = null;
             ChunkList page;
             do {
-                page = node.connectionTo(source).request(new ListChunks(source, chain.chainId(), after, PAGE));
+                page = node.connectionTo(source).request(new ListChunks(source, chain.chainId(), chain.version(), after, PAGE));
                 for (ChunkEntry entry : page.chunks()) {
                     atSource.add(entry.chunk());
                     ChunkStore.WriteResult local = target.stat(entry.chunk());

@@ -172,6 +172,11 @@ public final class StorageService implements AutoCloseable {
             }, null);
         });
         dispatcher.register(ListChunks.class, (context, request, data) -> onDisk(context, () -> {
+            ChainInfo chain = currentChain(request.chainId(), request.chainVersion());
+            if (chain.version() < request.chainVersion()) {
+                throw new PlinthException(ErrorCode.CHAIN_CHANGED, "target " + request.targetId() + " knows chain " + chain.chainId()
+                        + " at version " + chain.version() + ", not yet " + request.chainVersion());
+            }
             int limit = Math.max(1, Math.min(request.limit(), LIST_CHUNKS_MAX));
             List<ChunkEntry> chunks = target(request.targetId()).listChunks(request.chainId(), request.startAfter(), limit + 1);
             boolean truncated = chunks.size() > limit;

@@ -54,9 +54,11 @@ public final class StorageMessages {
     /**
      * The chunks of chain {@code chainId} on one target, in {@link ChunkId} order after
      * {@code startAfter} (null: from the first), at most {@code limit}: what a syncing member
-     * compares its own against.
+     * compares its own against. Answered only once the target knows chain version
+     * {@code chainVersion} (the one the syncing member syncs to): from then on it refuses writes
+     * of older versions, so no write acknowledged without the syncing member can follow the list.
      */
-    public record ListChunks(int targetId, int chainId, ChunkId startAfter, int limit) {}
+    public record ListChunks(int targetId, int chainId, long chainVersion, ChunkId startAfter, int limit) {}
 
     public record ChunkList(List<ChunkEntry> chunks, boolean truncated) {}
 
