@@ -360,8 +360,12 @@ public final class StorageService implements AutoCloseable {
                         request.chainId(), request.chainVersion(), copy.version(), 0, true);
                 call = cluster.connectionTo(successor).callAsync(down, io.netty.buffer.Unpooled.wrappedBuffer(copy.data()), timeout);
             } else {
+                // a write keeps the version the head gave it all the way down: a member that already held a newer version
+                // (a whole copy overtook this write) must not pass these bytes on under that newer version
+                boolean fromClient = request.chunkVersion() == 0;
                 WriteChunk down = new WriteChunk(successor, request.chunk(), request.chunkOffset(), request.segmentCrcs(), request.chainId(),
-                        request.chainVersion(), applied.result().version(), applied.previousVersion(), false);
+                        request.chainVersion(), fromClient ? applied.result().version() : request.chunkVersion(),
+                        fromClient ? applied.previousVersion() : request.previousVersion(), false);
                 call = cluster.connectionTo(successor).callAsync(down, data, timeout);
             }
         } catch (RuntimeException e) {
