@@ -9,7 +9,6 @@ import dev.plinth.common.Settings;
 import dev.plinth.server.HttpEndpoint;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.plinth.client.PlinthClient;
-import dev.plinth.common.Credentials;
 import dev.plinth.server.MiniCluster;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;

@@ -110,7 +110,7 @@ class ChainFailureTest {
             long bytesLost = 0;
             long bytesChecked = 0;
             for (Acknowledged file : acknowledged.values()) {
-                byte[] read = readFile(client, file.path());
+                byte[] read = ClusterSmokeTest.readAll(client, file.path());
                 if (!Arrays.equals(read, file.content())) {
                     bytesLost += file.content().length;
                 }
@@ -168,7 +168,7 @@ class ChainFailureTest {
 
             long bytesLost = 0;
             for (Acknowledged file : files) {
-                if (!Arrays.equals(readFile(client, file.path()), file.content())) {
+                if (!Arrays.equals(ClusterSmokeTest.readAll(client, file.path()), file.content())) {
                     bytesLost += file.content().length;
                 }
                 bytesLost += compareReplicas(client, after, file);
@@ -242,7 +242,7 @@ class ChainFailureTest {
             assertThat(map.target(small).usedBytes()).isLessThanOrEqualTo(capacity);
             long bytesLost = 0;
             for (Acknowledged file : written) {
-                if (!Arrays.equals(readFile(client, file.path()), file.content())) {
+                if (!Arrays.equals(ClusterSmokeTest.readAll(client, file.path()), file.content())) {
                     bytesLost += file.content().length;
                 }
                 bytesLost += compareReplicas(client, map, file);
@@ -277,20 +277,6 @@ class ChainFailureTest {
             file.write(start, ByteBuffer.wrap(content, start, length)); // a second version of some chunks: same bytes, new version
             file.fsync();
         }
-    }
-
-    private static byte[] readFile(PlinthClient client, String path) {
-        Attributes attributes = client.stat(path);
-        byte[] content = new byte[(int) attributes.sizeBytes()];
-        try (PlinthFile file = client.open(path, false)) {
-            ByteBuffer buffer = ByteBuffer.wrap(content);
-            while (buffer.hasRemaining()) {
-                if (file.read(buffer.position(), buffer) < 0) {
-                    break;
-                }
-            }
-        }
-        return content;
     }
 
     /** Bytes of {@code file} that some serving replica's chunk files do not hold as acknowledged. */

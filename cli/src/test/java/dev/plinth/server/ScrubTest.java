@@ -53,14 +53,14 @@ class ScrubTest {
             Path second = Path.of(map.target(chain.targetIds().get((int) Math.floorMod(attributes.inodeId() + 1, 2L))).path());
             corrupt(first, attributes.inodeId(), 0);
             corrupt(second, attributes.inodeId(), 1);
-            assertThat(read(client, "/data/model.bin")).as("reads are served from the good replicas").isEqualTo(content);
+            assertThat(ClusterSmokeTest.readAll(client, "/data/model.bin")).as("reads are served from the good replicas").isEqualTo(content);
             awaitRepaired(first, attributes.inodeId(), 0, content, 10_000);
             awaitRepaired(second, attributes.inodeId(), 1, content, 10_000);
 
             // damage nobody reads: the scrubber's pass finds it
             corrupt(first, attributes.inodeId(), 3);
             awaitRepaired(first, attributes.inodeId(), 3, content, 45_000);
-            assertThat(read(client, "/data/model.bin")).isEqualTo(content);
+            assertThat(ClusterSmokeTest.readAll(client, "/data/model.bin")).isEqualTo(content);
         }
     }
 
@@ -81,16 +81,5 @@ class ScrubTest {
             assertThat(System.currentTimeMillis()).as("chunk %d on %s repaired within %d ms", chunk, target, timeoutMillis).isLessThan(deadline);
             Thread.sleep(100);
         }
-    }
-
-    private static byte[] read(PlinthClient client, String path) {
-        byte[] content = new byte[(int) client.stat(path).sizeBytes()];
-        try (PlinthFile file = client.open(path, false)) {
-            ByteBuffer buffer = ByteBuffer.wrap(content);
-            while (buffer.hasRemaining() && file.read(buffer.position(), buffer) >= 0) {
-                // read to the end
-            }
-        }
-        return content;
     }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
-import dev.plinth.wire.HostPort;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
