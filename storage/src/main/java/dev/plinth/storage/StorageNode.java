@@ -112,9 +112,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         try {
             HeartbeatReply reply = mgmt().request(new Heartbeat(nodeId, service.usage()));
             if (reply.mapVersion() != map.version()) {
-                // the map first: a node back from a pause must see its new chains before it takes writes again
-                lastRefreshNanos = 0;
-                refresh();
+                fetchMap(); // the map first: a node back from a pause must see its new chains before it takes writes again
             }
             leaseStartNanos = sent;
         } catch (PlinthException e) {
@@ -146,13 +144,18 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     public ClusterMap refresh() {
         long now = System.nanoTime();
         if (now - lastRefreshNanos >= REFRESH_MIN_INTERVAL_NANOS) {
-            lastRefreshNanos = now;
-            ClusterMap fetched = mgmt().request(new GetClusterMap());
-            if (fetched.version() >= map.version()) {
-                adopt(fetched);
-            }
+            fetchMap();
         }
         return map;
+    }
+
+    /** Fetches the map from mgmt now and takes it if it is not older than ours. */
+    private void fetchMap() {
+        lastRefreshNanos = System.nanoTime();
+        ClusterMap fetched = mgmt().request(new GetClusterMap());
+        if (fetched.version() >= map.version()) {
+            adopt(fetched);
+        }
     }
 
     /** Takes a newer map; writes still on their way down chains that changed fail now (their senders retry on the new chain). */
