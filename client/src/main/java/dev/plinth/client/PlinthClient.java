@@ -213,11 +213,15 @@ public final class PlinthClient implements AutoCloseable {
         return Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.JobStatsReply>request(new MgmtMessages.GetJobStats()), null).jobs();
     }
 
+    private volatile boolean closing;
+
     private void renewSession() {
         try {
             server().request(new MetaMessages.RenewSession(header()));
         } catch (RuntimeException e) {
-            LOG.warn("session renewal failed: {}", e.getMessage());
+            if (!closing) { // a renewal still running while the client closes fails as the connections go: not news
+                LOG.warn("session renewal failed: {}", e.getMessage());
+            }
         }
     }
 
@@ -677,6 +681,7 @@ public final class PlinthClient implements AutoCloseable {
 
     @Override
     public void close() {
+        closing = true;
         renewer.shutdownNow();
         if (localReadExecutor != null) {
             localReadExecutor.shutdown();
