@@ -16,7 +16,8 @@ final class MetaCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, paramLabel = "DIR", description = "Data directory (created if missing).")
     Path data;
 
-    @Option(names = "--mgmt", paramLabel = "HOST:PORT", description = "The management service (setting cluster.mgmt).")
+    @Option(names = "--mgmt", paramLabel = "HOST:PORT[,HOST:PORT...]",
+            description = "The management service, or every replica of a mgmt group (setting cluster.mgmt).")
     String mgmt;
 
     @Option(names = "--mdt", paramLabel = "N", description = "Which MDT this serves (default 0).")
@@ -28,7 +29,7 @@ final class MetaCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
-        RoleServer server = Roles.startMeta(data, mdt, RoleMixin.mgmtAddress(config, mgmt), RoleMixin.readSecret(config), config);
+        RoleServer server = Roles.startMeta(data, mdt, RoleMixin.mgmtReplicas(config, mgmt), RoleMixin.readSecret(config), config);
         return RoleMixin.serveUntilStopped(server, "mdt:     " + mdt + " under " + data.toAbsolutePath());
     }
 }

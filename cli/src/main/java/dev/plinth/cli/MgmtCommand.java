@@ -1,6 +1,11 @@
 package dev.plinth.cli;
 
 import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import java.util.List;
 import dev.plinth.server.RoleServer;
 import dev.plinth.server.Roles;
 import dev.plinth.wire.ClusterSecret;
@@ -14,10 +19,20 @@ import picocli.CommandLine.Option;
         description = {"Run the management service on its own: membership, heartbeats, targets, chains, pools, S3 keys.",
                 "Start it first; meta and storage processes register with it, and clients bootstrap from its address",
                 "(plinth --server HOST:PORT). Creates the cluster secret (DIR/cluster.secret, mode 0600) unless one is given;",
-                "copy it to the other nodes. Writes its addresses to DIR/endpoints.json."})
+                "copy it to the other nodes. Writes its addresses to DIR/endpoints.json.",
+                "With --raft and --peers it is one replica of a mgmt group (Raft, Apache Ratis): start three, each with its own",
+                "--raft address and the same --peers list and secret; only the leader answers, the others follow its log, and",
+                "clients and nodes are given every replica's RPC address (--server/--mgmt A,B,C)."})
 final class MgmtCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, paramLabel = "DIR", description = "State directory (created if missing).")
     Path data;
+
+    @Option(names = "--raft", paramLabel = "HOST:PORT", description = "This replica's Raft address, one of --peers (setting mgmt.raft-listen).")
+    String raft;
+
+    @Option(names = "--peers", paramLabel = "HOST:PORT,...", description = "Raft addresses of every mgmt replica, in the same order on each "
+            + "(setting mgmt.raft-peers).")
+    String peers;
 
     @Mixin
     RoleMixin role;
@@ -25,8 +40,24 @@ final class MgmtCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
+        if (raft != null) {
+            config = config.with(Settings.MGMT_RAFT_LISTEN.key(), raft);
+        }
+        if (peers != null) {
+            config = config.with(Settings.MGMT_RAFT_PEERS.key(), peers);
+        }
+        List<HostPort> raftPeers = config.get(Settings.MGMT_RAFT_PEERS).isEmpty() ? List.of()
+                : HostPort.parseList(config.get(Settings.MGMT_RAFT_PEERS));
+        int selfIndex = 0;
+        if (!raftPeers.isEmpty()) {
+            String self = config.get(Settings.MGMT_RAFT_LISTEN);
+            selfIndex = self.isEmpty() ? -1 : raftPeers.indexOf(HostPort.parse(self));
+            if (selfIndex < 0) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--raft must be one of --peers " + raftPeers);
+            }
+        }
         Path secretFile = RoleMixin.secretFile(config, data.resolve("cluster.secret"));
-        RoleServer server = Roles.startMgmt(data, ClusterSecret.readOrCreate(secretFile), config);
+        RoleServer server = Roles.startMgmt(data, ClusterSecret.readOrCreate(secretFile), config, raftPeers, selfIndex);
         return RoleMixin.serveUntilStopped(server, "secret:  " + secretFile.toAbsolutePath(),
                 "next:    plinth meta --data DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath(),
                 "         plinth storage --target DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath());

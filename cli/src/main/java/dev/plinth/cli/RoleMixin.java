@@ -56,8 +56,8 @@ final class RoleMixin {
         return ClusterSecret.read(secretFile(config, null));
     }
 
-    static HostPort mgmtAddress(Config config, String flag) {
-        return HostPort.parse(flag != null ? flag : config.get(Settings.CLUSTER_MGMT));
+    static java.util.List<HostPort> mgmtReplicas(Config config, String flag) {
+        return HostPort.parseList(flag != null ? flag : config.get(Settings.CLUSTER_MGMT));
     }
 
     /** Prints where the role listens, then serves until SIGTERM or Ctrl-C. */

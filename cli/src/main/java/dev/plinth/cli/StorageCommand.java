@@ -26,7 +26,8 @@ final class StorageCommand implements Callable<Integer> {
     @Option(names = "--node-id", paramLabel = "N", description = "This node's id (default: the one kept in its targets, else mgmt assigns).")
     Integer nodeId;
 
-    @Option(names = "--mgmt", paramLabel = "HOST:PORT", description = "The management service (setting cluster.mgmt).")
+    @Option(names = "--mgmt", paramLabel = "HOST:PORT[,HOST:PORT...]",
+            description = "The management service, or every replica of a mgmt group (setting cluster.mgmt).")
     String mgmt;
 
     @Option(names = "--endpoints", paramLabel = "FILE", description = "Write this node's addresses and target ids here (JSON).")
@@ -38,7 +39,7 @@ final class StorageCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
-        RoleServer server = Roles.startStorage(targets, indexes, nodeId, RoleMixin.mgmtAddress(config, mgmt), RoleMixin.readSecret(config),
+        RoleServer server = Roles.startStorage(targets, indexes, nodeId, RoleMixin.mgmtReplicas(config, mgmt), RoleMixin.readSecret(config),
                 config, endpoints);
         return RoleMixin.serveUntilStopped(server, "targets: " + targets);
     }

@@ -160,6 +160,10 @@ public final class ClusterStatus {
                 jobs.add(entry);
             }
             status.put("jobs", jobs);
+            Map<String, Object> replication = mgmt.replication();
+            if (!replication.isEmpty()) {
+                status.put("mgmt_group", replication);
+            }
             status.put("time_millis", System.currentTimeMillis());
             return status;
         };

@@ -12,7 +12,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.meta.MetaRaft;
+import dev.plinth.raft.RaftReplica;
 import dev.plinth.meta.MetaService;
 import dev.plinth.meta.MetaStateMachine;
 import dev.plinth.mgmt.MgmtService;
@@ -115,7 +115,7 @@ public final class EmbeddedServer implements AutoCloseable {
         raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
         MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), 0,
                 config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config));
-        MetaRaft raft = MetaRaft.start(mdtDirectory, 0, List.of(raftAddress), 0, stateMachine, config);
+        RaftReplica raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(0, config), List.of(raftAddress), 0, stateMachine);
         resources.add(raft);
         meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);
         resources.add(meta);
@@ -126,7 +126,7 @@ public final class EmbeddedServer implements AutoCloseable {
         resources.add(rpcServer);
         rpcAddress = rpcServer.start(HostPort.parse(config.get(Settings.RPC_LISTEN)));
 
-        storageNode.start(rpcAddress, rpcAddress);
+        storageNode.start(rpcAddress, List.of(rpcAddress));
         mgmt.registerMdt(0, rpcAddress.toString());
         meta.start();
 

@@ -5,7 +5,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.meta.MetaRaft;
+import dev.plinth.raft.RaftReplica;
 import dev.plinth.meta.MetaService;
 import dev.plinth.meta.MetaStateMachine;
 import dev.plinth.mgmt.MgmtService;
@@ -13,6 +13,7 @@ import dev.plinth.storage.ChunkStore;
 import dev.plinth.storage.StorageNode;
 import dev.plinth.wire.ClusterSecret;
 import dev.plinth.wire.HostPort;
+import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MgmtMessages.AllocateIds;
 import dev.plinth.wire.messages.MgmtMessages.AllocatedIds;
@@ -46,11 +47,15 @@ public final class Roles {
 
     private Roles() {}
 
-    /** The management service, its state under {@code dataDirectory}. */
-    public static RoleServer startMgmt(Path dataDirectory, ClusterSecret secret, Config config) {
+    /**
+     * The management service, its state under {@code dataDirectory}: a single one, or one replica
+     * of a mgmt group when {@code raftPeers} (the group's Raft addresses, this one's at
+     * {@code selfIndex}) is not empty.
+     */
+    public static RoleServer startMgmt(Path dataDirectory, ClusterSecret secret, Config config, List<HostPort> raftPeers, int selfIndex) {
         RoleServer server = new RoleServer("mgmt");
         try {
-            MgmtService mgmt = server.own(new MgmtService(dataDirectory.resolve("mgmt"), config));
+            MgmtService mgmt = server.own(new MgmtService(dataDirectory.resolve("mgmt"), config, raftPeers, selfIndex));
             mgmt.register(server.dispatcher());
             mgmt.registerMetrics(server.metrics());
             server.listen(secret, SERVICE_NODE_ID, config, () -> true, address -> ClusterStatus.page(mgmt, address.toString()));
@@ -63,22 +68,23 @@ public final class Roles {
     }
 
     /** Metadata target {@code mdtId} (one Raft replica), under {@code dataDirectory}, registered with mgmt. */
-    public static RoleServer startMeta(Path dataDirectory, int mdtId, HostPort mgmtAddress, ClusterSecret secret, Config config) {
+    public static RoleServer startMeta(Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, ClusterSecret secret, Config config) {
         RoleServer server = new RoleServer("meta");
         try {
             Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt" + mdtId);
             Files.createDirectories(mdtDirectory);
             RpcConnections connections = server.own(new RpcConnections(secret, "meta-" + mdtId, config));
-            MapCache maps = server.own(new MapCache(connections, mgmtAddress));
+            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas);
+            MapCache maps = server.own(new MapCache(mgmt));
             HostPort raftAddress = new HostPort("127.0.0.1", EmbeddedServer.raftPort(mdtDirectory));
             MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), mdtId,
                     config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config));
-            MetaRaft raft = server.own(MetaRaft.start(mdtDirectory, mdtId, List.of(raftAddress), 0, stateMachine, config));
+            RaftReplica raft = server.own(RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, config), List.of(raftAddress), 0, stateMachine));
             MetaService meta = server.own(new MetaService(raft, stateMachine, maps, connections, config));
             meta.register(server.dispatcher());
             meta.registerMetrics(server.metrics());
             HostPort address = server.listen(secret, SERVICE_NODE_ID, config, () -> true);
-            awaitMgmt(() -> connections.get(mgmtAddress).request(new RegisterMdt(mdtId, address.toString())));
+            awaitMgmt(() -> mgmt.request(new RegisterMdt(mdtId, address.toString())));
             meta.start();
             server.writeEndpoints(dataDirectory.resolve("endpoints.json"), Map.of("raft", raftAddress.toString()));
             return server;
@@ -96,24 +102,25 @@ public final class Roles {
      * formatted with the next of {@code indexes}, or an id mgmt hands out; the node id is
      * {@code nodeId}, else the one kept in the targets ({@code node.id}), else one from mgmt.
      */
-    public static RoleServer startStorage(List<Path> targetDirectories, List<Integer> indexes, Integer nodeId, HostPort mgmtAddress,
-                                          ClusterSecret secret, Config config, Path endpointsFile) {
+    public static RoleServer startStorage(List<Path> targetDirectories, List<Integer> indexes, Integer nodeId,
+                                          List<HostPort> mgmtReplicas, ClusterSecret secret, Config config, Path endpointsFile) {
         if (targetDirectories.isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a storage node needs at least one --target");
         }
         RoleServer server = new RoleServer("storage");
         try {
             RpcConnections connections = server.own(new RpcConnections(secret, "storage", config));
-            int node = nodeId != null ? nodeId : storedOrAllocatedNodeId(targetDirectories, connections, mgmtAddress);
+            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas);
+            int node = nodeId != null ? nodeId : storedOrAllocatedNodeId(targetDirectories, mgmt);
             for (Path directory : targetDirectories) {
                 Files.createDirectories(directory);
                 Files.writeString(directory.resolve("node.id"), node + "\n");
             }
-            List<ChunkStore> targets = openTargets(targetDirectories, indexes, connections, mgmtAddress, config);
+            List<ChunkStore> targets = openTargets(targetDirectories, indexes, mgmt, config);
             StorageNode storage = server.own(new StorageNode(node, targets, connections, config, server.metrics()));
             storage.service().register(server.dispatcher());
             HostPort address = server.listen(secret, node, config, () -> true);
-            storage.start(address, mgmtAddress);
+            storage.start(address, mgmtReplicas);
             if (endpointsFile != null) {
                 server.writeEndpoints(endpointsFile, Map.of("node", Integer.toString(node),
                         "targets", targets.stream().map(t -> Integer.toString(t.targetId())).reduce((a, b) -> a + "," + b).orElse("")));
@@ -128,20 +135,18 @@ public final class Roles {
         }
     }
 
-    private static int storedOrAllocatedNodeId(List<Path> targetDirectories, RpcConnections connections, HostPort mgmtAddress)
-            throws IOException {
+    private static int storedOrAllocatedNodeId(List<Path> targetDirectories, MgmtClient mgmt) throws IOException {
         for (Path directory : targetDirectories) {
             Path stored = directory.resolve("node.id");
             if (Files.exists(stored)) {
                 return Integer.parseInt(Files.readString(stored).trim());
             }
         }
-        AllocatedIds ids = awaitMgmt(() -> connections.get(mgmtAddress).request(new AllocateIds(IdKind.NODE, 1)));
+        AllocatedIds ids = awaitMgmt(() -> mgmt.request(new AllocateIds(IdKind.NODE, 1)));
         return ids.ids().getFirst();
     }
 
-    private static List<ChunkStore> openTargets(List<Path> directories, List<Integer> indexes, RpcConnections connections,
-                                                HostPort mgmtAddress, Config config) {
+    private static List<ChunkStore> openTargets(List<Path> directories, List<Integer> indexes, MgmtClient mgmt, Config config) {
         long capacity = config.get(Settings.TARGET_CAPACITY);
         List<ChunkStore> targets = new ArrayList<>();
         int nextIndex = 0;
@@ -150,7 +155,7 @@ public final class Roles {
                 int id = -1; // formatted already: the id is in the directory
                 if (!Files.exists(directory.resolve("target.properties"))) {
                     id = nextIndex < indexes.size() ? indexes.get(nextIndex++)
-                            : Roles.<AllocatedIds>awaitMgmt(() -> connections.get(mgmtAddress).request(new AllocateIds(IdKind.TARGET, 1)))
+                            : Roles.<AllocatedIds>awaitMgmt(() -> mgmt.request(new AllocateIds(IdKind.TARGET, 1)))
                                     .ids().getFirst();
                     LOG.info("formatting {} as target {}", directory, id);
                 }
@@ -190,11 +195,11 @@ public final class Roles {
                 Thread.ofPlatform().name("mgmt-map").daemon().factory());
         private volatile ClusterMap map;
 
-        MapCache(RpcConnections connections, HostPort mgmtAddress) {
-            map = awaitMgmt(() -> connections.get(mgmtAddress).request(new GetClusterMap()));
+        MapCache(MgmtClient mgmt) {
+            map = awaitMgmt(() -> mgmt.request(new GetClusterMap()));
             refresher.scheduleWithFixedDelay(() -> {
                 try {
-                    map = connections.get(mgmtAddress).request(new GetClusterMap());
+                    map = mgmt.request(new GetClusterMap());
                 } catch (RuntimeException e) {
                     LOG.warn("cannot fetch the cluster map from mgmt: {}", e.getMessage());
                 }

@@ -18,9 +18,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A cluster of separate JVMs on 127.0.0.1: `plinth mgmt`, `plinth meta` and storage nodes
- * (`plinth storage`, one target each), each with a small heap, for failure tests that kill
- * (SIGKILL), pause (SIGSTOP) and restart nodes for real. Logs go to files under the directory.
+ * A cluster of separate JVMs on 127.0.0.1: `plinth mgmt` (one, or a group of replicas),
+ * `plinth meta` and storage nodes (`plinth storage`, one target each), each with a small heap,
+ * for failure tests that kill (SIGKILL), pause (SIGSTOP) and restart nodes for real. Logs go to
+ * files under the directory.
  */
 final class ProcessCluster implements AutoCloseable {
     private static final Pattern RPC = Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
@@ -29,17 +30,87 @@ final class ProcessCluster implements AutoCloseable {
     private final List<String> settings;
     private final List<Process> roles = new ArrayList<>();
     private final List<StorageNodeProcess> storage = new ArrayList<>();
-    private HostPort mgmtAddress;
+    private final List<MgmtReplica> mgmt = new ArrayList<>();
     private Path secretFile;
     private java.util.Map<Integer, List<String>> nodeSettings = java.util.Map.of();
 
+    /** A process of the cluster that the nemesis may kill, pause and resume. */
+    abstract static class Member {
+        Process process;
+
+        /** SIGKILL: no shutdown hook, no flush. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+
+        /** SIGSTOP: the process hangs with its sockets open, as a stuck machine does. */
+        void pause() throws IOException, InterruptedException {
+            signal("STOP");
+        }
+
+        void resume() throws IOException, InterruptedException {
+            signal("CONT");
+        }
+
+        private void signal(String name) throws IOException, InterruptedException {
+            if (!process.isAlive()) {
+                return;
+            }
+            new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
+        }
+    }
+
+    /** One replica of mgmt: its data directory, Raft address (with several replicas) and RPC address once started. */
+    final class MgmtReplica extends Member {
+        final int index;
+        final Path data;
+        final HostPort raft;
+        HostPort rpc;
+
+        MgmtReplica(int index, Path data, HostPort raft) {
+            this.index = index;
+            this.data = data;
+            this.raft = raft;
+        }
+
+        void start() throws IOException, InterruptedException {
+            List<String> arguments = new ArrayList<>(List.of("mgmt", "--data", data.toString(), "--secret-file", secretFile.toString()));
+            if (raft != null) {
+                arguments.addAll(List.of("--raft", raft.toString(), "--peers",
+                        String.join(",", mgmt.stream().map(replica -> replica.raft.toString()).toList())));
+                // a restarted replica keeps its RPC address: clients and nodes were given it
+                arguments.addAll(List.of("--listen", rpc == null ? "127.0.0.1:0" : rpc.toString()));
+            }
+            process = launch("mgmt-" + index, data.resolve("endpoints.json"), arguments.toArray(String[]::new));
+            rpc = readRpc(data.resolve("endpoints.json"));
+        }
+
+        /** This replica's HTTP endpoint (metrics and the status page). */
+        HostPort http() throws IOException {
+            Matcher matcher = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(data.resolve("endpoints.json")));
+            if (!matcher.find()) {
+                throw new IllegalStateException("mgmt has no HTTP endpoint");
+            }
+            return HostPort.parse(matcher.group(1));
+        }
+
+        /** This replica's status page data, as JSON text. */
+        String status() throws IOException, InterruptedException {
+            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + http() + "/status.json"))
+                    .timeout(java.time.Duration.ofSeconds(5)).build();
+            try (var http = java.net.http.HttpClient.newHttpClient()) {
+                return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            }
+        }
+    }
+
     /** One storage node: its target directory and, while it runs, its process. */
-    final class StorageNodeProcess {
+    final class StorageNodeProcess extends Member {
         final int index;
         final Path target;
         /** Settings for this node only, on top of the cluster's. */
         List<String> ownSettings = List.of();
-        Process process;
         int targetId;
 
         StorageNodeProcess(int index, Path target) {
@@ -50,7 +121,7 @@ final class ProcessCluster implements AutoCloseable {
         void start() throws IOException, InterruptedException {
             Path endpoints = directory.resolve("storage-" + index + ".json");
             Files.deleteIfExists(endpoints);
-            List<String> arguments = new ArrayList<>(List.of("storage", "--target", target.toString(), "--mgmt", mgmtAddress.toString(),
+            List<String> arguments = new ArrayList<>(List.of("storage", "--target", target.toString(), "--mgmt", mgmtAddresses(),
                     "--secret-file", secretFile.toString(), "--endpoints", endpoints.toString()));
             for (String setting : ownSettings) {
                 arguments.addAll(List.of("--set", setting));
@@ -60,24 +131,6 @@ final class ProcessCluster implements AutoCloseable {
             targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
         }
 
-        /** SIGKILL: no shutdown hook, no flush. */
-        void kill() throws InterruptedException {
-            process.destroyForcibly();
-            process.waitFor(30, TimeUnit.SECONDS);
-        }
-
-        /** SIGSTOP: the node hangs with its sockets open, as a stuck machine does. */
-        void pause() throws IOException, InterruptedException {
-            signal("STOP");
-        }
-
-        void resume() throws IOException, InterruptedException {
-            signal("CONT");
-        }
-
-        private void signal(String name) throws IOException, InterruptedException {
-            new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
-        }
     }
 
     private ProcessCluster(Path directory, List<String> settings) {
@@ -93,10 +146,16 @@ final class ProcessCluster implements AutoCloseable {
     /** As above; {@code nodeSettings} adds settings for single storage nodes (by index). */
     static ProcessCluster start(Path directory, int storageNodes, List<String> settings, java.util.Map<Integer, List<String>> nodeSettings)
             throws IOException, InterruptedException {
+        return start(directory, 1, storageNodes, settings, nodeSettings);
+    }
+
+    /** As above, with {@code mgmtReplicas} mgmt processes: a Raft group when more than one. */
+    static ProcessCluster start(Path directory, int mgmtReplicas, int storageNodes, List<String> settings,
+                                java.util.Map<Integer, List<String>> nodeSettings) throws IOException, InterruptedException {
         ProcessCluster cluster = new ProcessCluster(directory, settings);
         cluster.nodeSettings = nodeSettings;
         try {
-            cluster.startRoles(storageNodes);
+            cluster.startRoles(mgmtReplicas, storageNodes);
             return cluster;
         } catch (IOException | InterruptedException | RuntimeException e) {
             cluster.close();
@@ -104,15 +163,19 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
-    private void startRoles(int storageNodes) throws IOException, InterruptedException {
-        Path mgmtData = directory.resolve("mgmt");
-        secretFile = mgmtData.resolve("cluster.secret");
-        Files.createDirectories(mgmtData);
+    private void startRoles(int mgmtReplicas, int storageNodes) throws IOException, InterruptedException {
+        secretFile = directory.resolve("cluster.secret");
+        Files.createDirectories(directory);
         ClusterSecret.readOrCreate(secretFile);
-        roles.add(launch("mgmt", mgmtData.resolve("endpoints.json"), "mgmt", "--data", mgmtData.toString(), "--secret-file", secretFile.toString()));
-        mgmtAddress = readRpc(mgmtData.resolve("endpoints.json"));
+        for (int i = 0; i < mgmtReplicas; i++) {
+            Path data = directory.resolve(i == 0 ? "mgmt" : "mgmt-" + i);
+            mgmt.add(new MgmtReplica(i, data, mgmtReplicas == 1 ? null : new HostPort("127.0.0.1", freePort())));
+        }
+        for (MgmtReplica replica : mgmt) {
+            replica.start();
+        }
         Path metaData = directory.resolve("meta");
-        roles.add(launch("meta", metaData.resolve("endpoints.json"), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddress.toString(),
+        roles.add(launch("meta", metaData.resolve("endpoints.json"), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
                 "--secret-file", secretFile.toString()));
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
@@ -129,7 +192,10 @@ final class ProcessCluster implements AutoCloseable {
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
                 "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
         command.addAll(List.of(arguments));
-        command.addAll(List.of("--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"));
+        if (!command.contains("--listen")) {
+            command.addAll(List.of("--listen", "127.0.0.1:0"));
+        }
+        command.addAll(List.of("--http", "127.0.0.1:0"));
         for (String setting : settings) {
             command.addAll(List.of("--set", setting));
         }
@@ -150,6 +216,21 @@ final class ProcessCluster implements AutoCloseable {
         throw new IllegalStateException(name + " did not start in 60 s; see " + log);
     }
 
+    private static int freePort() throws IOException {
+        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return probe.getLocalPort();
+        }
+    }
+
+    /** Every mgmt replica's RPC address, comma-separated: what clients and nodes are given. */
+    String mgmtAddresses() {
+        return String.join(",", mgmt.stream().map(replica -> replica.rpc.toString()).toList());
+    }
+
+    List<MgmtReplica> mgmtReplicas() {
+        return mgmt;
+    }
+
     private static HostPort readRpc(Path endpoints) throws IOException {
         Matcher matcher = RPC.matcher(Files.readString(endpoints));
         if (!matcher.find()) {
@@ -164,15 +245,7 @@ final class ProcessCluster implements AutoCloseable {
 
     /** mgmt's HTTP endpoint (metrics and the status page). */
     HostPort mgmtHttp() throws IOException {
-        Matcher matcher = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(directory.resolve("mgmt").resolve("endpoints.json")));
-        if (!matcher.find()) {
-            throw new IllegalStateException("mgmt has no HTTP endpoint");
-        }
-        return HostPort.parse(matcher.group(1));
-    }
-
-    HostPort mgmtAddress() {
-        return mgmtAddress;
+        return mgmt.getFirst().http();
     }
 
     Path secretFile() {
@@ -180,7 +253,8 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     PlinthClient client(Config config) {
-        return PlinthClient.connect(new ClientOptions(mgmtAddress, ClusterSecret.read(secretFile), Credentials.ROOT, config, "failure-test"));
+        return PlinthClient.connect(new ClientOptions(HostPort.parseList(mgmtAddresses()), ClusterSecret.read(secretFile), Credentials.ROOT,
+                config, "failure-test"));
     }
 
     /** Waits until the cluster map (as {@code client} fetches it) satisfies {@code condition}; returns that map. */
@@ -235,6 +309,16 @@ final class ProcessCluster implements AutoCloseable {
         }
         for (int i = roles.size() - 1; i >= 0; i--) {
             roles.get(i).destroyForcibly();
+        }
+        for (MgmtReplica replica : mgmt) {
+            if (replica.process != null) {
+                try {
+                    replica.resume();
+                } catch (IOException | InterruptedException e) {
+                    // killed below anyway
+                }
+                replica.process.destroyForcibly();
+            }
         }
         for (StorageNodeProcess node : storage) {
             if (node.process != null) {

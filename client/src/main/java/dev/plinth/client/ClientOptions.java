@@ -7,18 +7,33 @@ import dev.plinth.common.Credentials;
 import dev.plinth.wire.ClusterSecret;
 import dev.plinth.wire.HostPort;
 
-/** How to reach a cluster and as whom. */
-public record ClientOptions(HostPort server, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
+/**
+ * How to reach a cluster and as whom. {@code servers}: the mgmt addresses to bootstrap from (the
+ * all-in-one server's, or the replicas of a mgmt group).
+ */
+public record ClientOptions(java.util.List<HostPort> servers, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
     public ClientOptions {
-        requireNonNull(server, "server is null");
+        servers = java.util.List.copyOf(servers);
+        if (servers.isEmpty()) {
+            throw new IllegalArgumentException("no server address");
+        }
         requireNonNull(secret, "secret is null");
         requireNonNull(credentials, "credentials is null");
         requireNonNull(config, "config is null");
         requireNonNull(clientName, "clientName is null");
     }
 
+    public ClientOptions(HostPort server, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
+        this(java.util.List.of(server), secret, credentials, config, clientName);
+    }
+
+    /** The first mgmt address: the one the cluster is named by. */
+    public HostPort server() {
+        return servers.get(0);
+    }
+
     public ClientOptions withCredentials(Credentials other) {
-        return new ClientOptions(server, secret, other, config, clientName);
+        return new ClientOptions(servers, secret, other, config, clientName);
     }
 
     /**

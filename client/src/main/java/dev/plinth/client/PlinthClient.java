@@ -12,6 +12,7 @@ import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
+import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MetaMessages;
@@ -51,6 +52,7 @@ public final class PlinthClient implements AutoCloseable {
 
     private final ClientOptions options;
     private final RpcConnections connections;
+    private final MgmtClient mgmt;
     private final long timeoutMillis;
     private final long retryMillis;
     private final AtomicLong requestIds = new AtomicLong();
@@ -65,6 +67,7 @@ public final class PlinthClient implements AutoCloseable {
     private PlinthClient(ClientOptions options, RpcConnections connections) {
         this.options = options;
         this.connections = connections;
+        this.mgmt = new MgmtClient(connections, options.servers());
         this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
         this.retryMillis = options.config().get(Settings.CLIENT_RETRY_TIMEOUT_MILLIS);
         this.clusterMap = Retry.call(timeoutMillis, () -> mgmt().request(new GetClusterMap()), null);
@@ -235,9 +238,9 @@ public final class PlinthClient implements AutoCloseable {
         return connections.get(mdt == null ? options.server() : HostPort.parse(mdt.rpcAddress()));
     }
 
-    /** The management service: the address the client was given. */
-    RpcClient mgmt() {
-        return connections.get(options.server());
+    /** The management service: the address (or mgmt replicas) the client was given. */
+    MgmtClient mgmt() {
+        return mgmt;
     }
 
     OpHeader header() {

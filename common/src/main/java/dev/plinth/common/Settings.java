@@ -52,7 +52,13 @@ public final class Settings {
 
     // Cluster management.
     public static final Setting<String> CLUSTER_MGMT = Setting.ofString("cluster.mgmt", "127.0.0.1:7100",
-            "Where meta and storage processes (plinth meta, plinth storage) find the management service.");
+            "Where meta and storage processes (plinth meta, plinth storage) find the management service: its RPC address, or "
+                    + "the RPC addresses of every replica of a mgmt group, comma-separated.");
+    public static final Setting<String> MGMT_RAFT_LISTEN = Setting.ofString("mgmt.raft-listen", "",
+            "Raft address of this mgmt replica (one of mgmt.raft-peers). Empty: a single mgmt, without Raft.");
+    public static final Setting<String> MGMT_RAFT_PEERS = Setting.ofString("mgmt.raft-peers", "",
+            "Raft addresses of every replica of the mgmt group, comma-separated, the same list in the same order on each "
+                    + "(three replicas survive the loss of one). Empty: a single mgmt.");
     public static final Setting<String> CLUSTER_SECRET_FILE = Setting.ofString("cluster.secret-file", "",
             "The cluster secret file of plinth mgmt, meta and storage processes (mgmt creates it, mode 0600, if missing).");
     public static final Setting<Long> MGMT_NODE_TIMEOUT_MILLIS = Setting.ofLong("mgmt.node-timeout-millis", 10_000, "milliseconds",

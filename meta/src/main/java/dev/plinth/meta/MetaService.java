@@ -6,6 +6,7 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import dev.plinth.common.Config;
+import dev.plinth.raft.RaftReplica;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.InodeId;
@@ -62,7 +63,7 @@ public final class MetaService implements AutoCloseable {
     /** A stamped, placed change waiting for its log entry. */
     private record PendingChange(Mutation mutation, Class<? extends Record> responseType, CompletableFuture<Record> result) {}
 
-    private final MetaRaft raft;
+    private final RaftReplica raft;
     private final MetaStateMachine stateMachine;
     private final Supplier<ClusterMap> clusterMap;
     private final RpcConnections connections;
@@ -77,7 +78,7 @@ public final class MetaService implements AutoCloseable {
     private final Thread batcher;
     private volatile boolean closed;
 
-    public MetaService(MetaRaft raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
+    public MetaService(RaftReplica raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
                        Config config) {
         this.raft = requireNonNull(raft, "raft is null");
         this.stateMachine = requireNonNull(stateMachine, "stateMachine is null");

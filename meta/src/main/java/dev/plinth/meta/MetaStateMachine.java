@@ -71,6 +71,12 @@ public final class MetaStateMachine extends BaseStateMachine {
         this.rootLayout = requireNonNull(rootLayout, "rootLayout is null").validate().template();
     }
 
+    /** The Raft group of MDT {@code mdtIndex}; its name and peer ids are part of the on-disk format. */
+    public static dev.plinth.raft.RaftReplica.GroupSpec groupSpec(int mdtIndex, dev.plinth.common.Config config) {
+        return new dev.plinth.raft.RaftReplica.GroupSpec("plinth-mdt-" + mdtIndex, "mdt" + mdtIndex,
+                config.get(dev.plinth.common.Settings.META_LOG_SYNC), 200_000);
+    }
+
     /** Called after each committed change that removed files, with their layouts. */
     public void onRemovedFiles(Consumer<List<RemovedFile>> listener) {
         this.removedFilesListener = requireNonNull(listener, "listener is null");

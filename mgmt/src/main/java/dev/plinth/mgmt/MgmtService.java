@@ -7,7 +7,8 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Settings;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
-import dev.plinth.common.codec.RecordCodec;
+import dev.plinth.raft.RaftReplica;
+import dev.plinth.wire.HostPort;
 import dev.plinth.wire.Reply;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
@@ -40,7 +41,6 @@ import dev.plinth.wire.messages.MgmtMessages.UpdatePool;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
@@ -81,10 +81,16 @@ public final class MgmtService implements AutoCloseable {
     /** Target (and so one-replica chain) ids stay below this; wider chains are numbered from it. */
     public static final int WIDE_CHAIN_ID_BASE = 1_000_000;
     private static final int IDS_PER_REQUEST_MAX = 256;
+    private static final long COMMIT_TIMEOUT_SECONDS = 10;
 
-    /** What is persisted; lists absent in older state files decode as null and start empty. */
+    /**
+     * What is persisted; lists absent in older state files decode as null and start empty.
+     * {@code changes} counts the changes committed so far: a change proposed through Raft names
+     * the count it was made from and applies only if no other change came first.
+     */
     record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools,
-                 List<AccessKey> accessKeys, List<ChainInfo> chains, List<MdtInfo> mdts, int targetIdHighWater, int nodeIdHighWater) {
+                 List<AccessKey> accessKeys, List<ChainInfo> chains, List<MdtInfo> mdts, int targetIdHighWater, int nodeIdHighWater,
+                 long changes) {
         State {
             accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys);
             mdts = mdts == null ? List.of() : List.copyOf(mdts);
@@ -95,29 +101,43 @@ public final class MgmtService implements AutoCloseable {
         }
 
         State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
-            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater);
+            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes);
         }
 
         State withChains(List<ChainInfo> nextChains) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater, changes);
         }
 
         State withMdts(List<MdtInfo> nextMdts) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater, changes);
         }
 
         /** Ids handed out so far: never handed out again, even before the nodes or targets that got them register. */
         State withHighWater(int targets, int nodes) {
-            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes);
+            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes, changes);
+        }
+
+        State nextChange() {
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
+                    changes + 1);
+        }
+
+        static State empty() {
+            return new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of(),
+                    List.of(), List.of(), 0, 0, 0);
         }
 
         /** Keys are not part of the cluster map, so changing them leaves its version as it is. */
         State withAccessKeys(List<AccessKey> nextKeys) {
-            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater);
+            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes);
         }
     }
 
-    private final Path stateFile;
+    private final MgmtStateMachine stateMachine;
+    /** The mgmt group this service is one replica of; null for a single mgmt. */
+    private final RaftReplica raft;
+    /** Whether this replica led at the last liveness check (a new leader gives every node a full timeout). */
+    private boolean ledAtLastCheck;
     private final long nodeTimeoutNanos;
     private final int chainReplicasMax;
     /** When each node was last heard from (System.nanoTime); in memory: after a restart every node gets a full timeout. */
@@ -133,33 +153,41 @@ public final class MgmtService implements AutoCloseable {
     private volatile List<TargetRate> rates = List.of();
     private final JobTable jobs = new JobTable();
 
-    public MgmtService(Path directory) {
-        this(directory, Config.defaults());
+    /** A single mgmt: its state in {@code directory}, no replicas. */
+    public MgmtService(Path directory, Config config) {
+        this(directory, config, List.of(), 0);
     }
 
-    public MgmtService(Path directory, Config config) {
-        this.stateFile = requireNonNull(directory, "directory is null").resolve("cluster-state.bin");
+    /**
+     * One replica of a mgmt group when {@code raftPeers} is not empty: the group's Raft addresses,
+     * the same list on every replica, this one's at {@code selfIndex}. Only the leader answers
+     * requests; the others answer {@link ErrorCode#NOT_LEADER} and follow the log.
+     */
+    public MgmtService(Path directory, Config config, List<HostPort> raftPeers, int selfIndex) {
+        requireNonNull(directory, "directory is null");
         this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
         this.chainReplicasMax = config.get(Settings.MGMT_CHAIN_REPLICAS_MAX);
         this.targetLostNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_TARGET_LOST_MILLIS));
         try {
             Files.createDirectories(directory);
-            if (Files.exists(stateFile)) {
-                state = RecordCodec.decode(State.class, Files.readAllBytes(stateFile));
-                if (state.formatVersion() != FORMAT_VERSION) {
-                    throw new PlinthException(ErrorCode.NOT_SUPPORTED, stateFile + " has format " + state.formatVersion());
-                }
-            } else {
-                state = new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of(),
-                        List.of(), List.of(), 0, 0);
-            }
         } catch (IOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "cannot read cluster state " + stateFile + ": " + e.getMessage(), e);
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot create " + directory + ": " + e.getMessage(), e);
         }
+        this.stateMachine = new MgmtStateMachine(directory.resolve("cluster-state.bin"));
+        stateMachine.onApplied(applied -> {
+            RaftReplica replica = raftOrNull(); // null while the log replays during start
+            if (replica != null && !replica.isLeader()) {
+                map = toMap(applied); // a follower shows the state as the log has it; the leader sets its own
+            }
+        });
+        this.raft = raftPeers.isEmpty() ? null
+                : RaftReplica.start(directory, new RaftReplica.GroupSpec("plinth-mgmt", "mgmt", true, 1_000), raftPeers, selfIndex, stateMachine);
+        state = stateMachine.state();
         map = toMap(state);
         long now = System.nanoTime();
         state.nodes().forEach(node -> lastHeard.put(node.nodeId(), now));
         state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), now));
+        ledAtLastCheck = raft == null;
         this.livenessChecker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("mgmt-liveness").daemon().factory());
         long period = Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5);
         livenessChecker.scheduleWithFixedDelay(() -> {
@@ -171,6 +199,39 @@ public final class MgmtService implements AutoCloseable {
         }, period, period, TimeUnit.MILLISECONDS);
     }
 
+    private RaftReplica raftOrNull() {
+        return raft;
+    }
+
+    /** Throws NOT_LEADER unless this mgmt may answer: a single one, or the ready leader of its group. */
+    private void checkLeader() {
+        if (raft != null && !raft.isLeaderReady()) {
+            String leader = raft.leaderAddress();
+            throw new PlinthException(ErrorCode.NOT_LEADER, "mgmt replica " + raft.selfAddress() + " does not lead its group"
+                    + (leader == null ? " (no leader now)" : "; the leader's Raft address is " + leader));
+        }
+    }
+
+    /** Before a change: this mgmt leads and starts from the state the log has (it may have been a follower until now). */
+    private void lead() {
+        checkLeader();
+        State applied = stateMachine.state();
+        if (applied.changes() != state.changes()) {
+            state = applied;
+            map = toMap(applied);
+        }
+    }
+
+    /** The mgmt group's replicas as this one sees them: role, Raft address, leader; empty for a single mgmt. */
+    public Map<String, Object> replication() {
+        if (raft == null) {
+            return Map.of();
+        }
+        String leader = raft.leaderAddress();
+        return Map.of("self", raft.selfAddress(), "peers", raft.peerAddresses(), "leader", leader == null ? "" : leader,
+                "role", raft.isLeader() ? "leader" : "follower");
+    }
+
     public ClusterMap map() {
         return map;
     }
@@ -180,6 +241,7 @@ public final class MgmtService implements AutoCloseable {
      * default pool and get their one-replica chain, and wider chains are formed where they can be.
      */
     public synchronized ClusterMap registerNode(int nodeId, String rpcAddress, List<TargetUsage> targets, List<String> targetPaths) {
+        lead();
         if (nodeId <= 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "node ids are positive, not " + nodeId);
         }
@@ -224,6 +286,7 @@ public final class MgmtService implements AutoCloseable {
     }
 
     public synchronized ClusterMap registerMdt(int mdtId, String rpcAddress) {
+        lead();
         if (mdtId < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "MDT ids are not negative");
         }
@@ -238,6 +301,7 @@ public final class MgmtService implements AutoCloseable {
 
     /** Reserves fresh ids above every id in use or handed out before. */
     public synchronized List<Integer> allocateIds(IdKind kind, int count) {
+        lead();
         if (count < 1 || count > IDS_PER_REQUEST_MAX) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "ask for 1.." + IDS_PER_REQUEST_MAX + " ids");
         }
@@ -257,6 +321,7 @@ public final class MgmtService implements AutoCloseable {
 
     /** Notes a heartbeat: the node is alive, its usage is current; a node marked offline comes back. */
     public synchronized HeartbeatReply heartbeat(Heartbeat heartbeat) {
+        lead();
         NodeInfo node = state.nodes().stream().filter(n -> n.nodeId() == heartbeat.nodeId()).findFirst().orElse(null);
         if (node == null) {
             throw new PlinthException(ErrorCode.STALE_HANDLE, "node " + heartbeat.nodeId() + " is not registered");
@@ -309,6 +374,23 @@ public final class MgmtService implements AutoCloseable {
 
     /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */
     synchronized void checkLiveness(long nowNanos) {
+        if (raft != null) {
+            boolean leads = raft.isLeaderReady();
+            if (leads && !ledAtLastCheck) {
+                // Liveness was not tracked here until now: every node and offline target gets a full timeout from now.
+                state = stateMachine.state();
+                lastHeard.clear();
+                state.nodes().forEach(node -> lastHeard.put(node.nodeId(), nowNanos));
+                offlineSince.clear();
+                state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), nowNanos));
+                LOG.info("this mgmt replica ({}) leads the group now", raft.selfAddress());
+            }
+            ledAtLastCheck = leads;
+            if (!leads) {
+                return;
+            }
+            lead();
+        }
         replaceLostTargets(nowNanos);
         List<Integer> silent = new ArrayList<>();
         for (NodeInfo node : state.nodes()) {
@@ -367,6 +449,7 @@ public final class MgmtService implements AutoCloseable {
 
     /** A syncing member has caught up with its chain as of {@code chainVersion}: it serves from now on. */
     public synchronized ClusterMap chainSynced(ChainSynced report) {
+        lead();
         ChainInfo chain = map.chain(report.chainId());
         if (chain == null || chain.stateOf(report.targetId()) == null) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "target " + report.targetId() + " is not in chain " + report.chainId());
@@ -381,6 +464,7 @@ public final class MgmtService implements AutoCloseable {
     }
 
     public synchronized ClusterMap updatePool(UpdatePool request) {
+        lead();
         String name = request.name();
         if (name == null || !POOL_NAME.matcher(name).matches()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "pool names are 1-64 of [A-Za-z0-9._-], starting with a letter or digit");
@@ -417,6 +501,7 @@ public final class MgmtService implements AutoCloseable {
 
     /** Creates an access key; generates the id (20 characters) and secret (40) where not given. */
     public synchronized AccessKey createAccessKey(CreateAccessKey request) {
+        lead();
         String id = request.accessKeyId() == null || request.accessKeyId().isEmpty() ? generate(ACCESS_KEY_ALPHABET, 20, "PK")
                 : request.accessKeyId();
         String secretKey = request.secretKey() == null || request.secretKey().isEmpty() ? generate(SECRET_KEY_ALPHABET, 40, "")
@@ -446,10 +531,12 @@ public final class MgmtService implements AutoCloseable {
     }
 
     public synchronized List<AccessKey> accessKeys() {
+        lead();
         return state.accessKeys();
     }
 
     public synchronized void deleteAccessKey(String accessKeyId) {
+        lead();
         List<AccessKey> keys = new ArrayList<>(state.accessKeys());
         if (!keys.removeIf(k -> k.accessKeyId().equals(accessKeyId))) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "no access key '" + accessKeyId + "'");
@@ -490,23 +577,36 @@ public final class MgmtService implements AutoCloseable {
         return result;
     }
 
+    /**
+     * Makes {@code next} (computed from {@code state}) the cluster state: saved, and with several
+     * mgmt replicas committed by a majority, before anyone sees it.
+     */
     private void commit(State next) {
-        try {
-            Path temporary = stateFile.resolveSibling(stateFile.getFileName() + ".tmp");
-            Files.deleteIfExists(temporary);
-            // the state holds S3 secret keys: readable by the server's user only
-            Files.createFile(temporary, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
-            Files.write(temporary, RecordCodec.encode(next));
-            try (var channel = java.nio.channels.FileChannel.open(temporary, java.nio.file.StandardOpenOption.WRITE)) {
-                channel.force(true);
+        State proposed = next.nextChange();
+        if (raft == null) {
+            stateMachine.install(proposed);
+        } else {
+            byte[] result;
+            try {
+                result = raft.write(MgmtStateMachine.entry(state, proposed)).get(COMMIT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof PlinthException failure ? failure
+                        : new PlinthException(ErrorCode.UNAVAILABLE, "cluster state change failed: " + e.getCause(), e.getCause());
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "cluster state change not committed in " + COMMIT_TIMEOUT_SECONDS
+                        + " s (is a majority of mgmt replicas up?)");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted while committing a cluster state change");
             }
-            Files.move(temporary, stateFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "cannot save cluster state: " + e.getMessage(), e);
+            if (!MgmtStateMachine.applied(result)) {
+                state = stateMachine.state();
+                map = toMap(state);
+                throw new PlinthException(ErrorCode.NOT_LEADER, "another change to the cluster state came first; try again");
+            }
         }
-        state = next;
-        map = toMap(next);
+        state = proposed;
+        map = toMap(proposed);
     }
 
     /** The map of {@code state}; throughput only for targets online (an offline one's last figures mean nothing now). */
@@ -519,6 +619,9 @@ public final class MgmtService implements AutoCloseable {
     @Override
     public void close() {
         livenessChecker.shutdownNow();
+        if (raft != null) {
+            raft.close();
+        }
     }
 
     /** Every job's I/O across the cluster, busiest first, from the clients' reports. */
@@ -549,7 +652,10 @@ public final class MgmtService implements AutoCloseable {
     }
 
     public void register(RpcDispatcher dispatcher) {
-        dispatcher.register(GetClusterMap.class, (context, request, data) -> CompletableFuture.completedFuture(Reply.of(map)));
+        dispatcher.register(GetClusterMap.class, (context, request, data) -> answer(() -> {
+            checkLeader();
+            return map;
+        }));
         dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
         dispatcher.register(CreateAccessKey.class, (context, request, data) -> answer(() -> createAccessKey(request)));
         dispatcher.register(ListAccessKeys.class, (context, request, data) -> answer(() -> new AccessKeyList(accessKeys())));
@@ -567,11 +673,14 @@ public final class MgmtService implements AutoCloseable {
             if (request.jobs().size() > 10_000) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a report holds at most 10,000 jobs");
             }
+            checkLeader();
             jobs.report(request.clientId(), request.jobs(), System.nanoTime());
             return HandshakeMessages.EMPTY;
         }));
-        dispatcher.register(dev.plinth.wire.messages.MgmtMessages.GetJobStats.class, (context, request, data) -> answer(() ->
-                new dev.plinth.wire.messages.MgmtMessages.JobStatsReply(jobStats())));
+        dispatcher.register(dev.plinth.wire.messages.MgmtMessages.GetJobStats.class, (context, request, data) -> answer(() -> {
+            checkLeader();
+            return new dev.plinth.wire.messages.MgmtMessages.JobStatsReply(jobStats());
+        }));
     }
 
     private static CompletableFuture<Reply> answer(java.util.function.Supplier<Record> action) {

@@ -7,6 +7,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
+import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
@@ -35,7 +36,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     private static final long REFRESH_MIN_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final int nodeId;
-    private volatile HostPort mgmtAddress;
+    private volatile MgmtClient mgmt;
     private final RpcConnections connections;
     private final long nodeTimeoutNanos;
     private final StorageService service;
@@ -72,12 +73,13 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     }
 
     /**
-     * Registers with mgmt at {@code mgmt} (retrying for a minute while it is unavailable) and
-     * starts heartbeats and resync; {@code address} is this node's RPC listener.
+     * Registers with mgmt at {@code mgmtReplicas} (one address, or a mgmt group's; retrying for a
+     * minute while it is unavailable) and starts heartbeats and resync; {@code address} is this
+     * node's RPC listener.
      */
-    public void start(HostPort address, HostPort mgmt) {
+    public void start(HostPort address, List<HostPort> mgmtReplicas) {
         this.rpcAddress = requireNonNull(address, "address is null");
-        this.mgmtAddress = requireNonNull(mgmt, "mgmt is null");
+        this.mgmt = new MgmtClient(connections, mgmtReplicas);
         register();
         long period = Math.min(1000, Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5));
         heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
@@ -101,7 +103,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
                 if (!e.code().retryable() || System.nanoTime() > deadline) {
                     throw e;
                 }
-                LOG.info("waiting for mgmt at {}: {}", mgmtAddress, e.getMessage());
+                LOG.info("waiting for mgmt at {}: {}", mgmt.replicas(), e.getMessage());
                 sleep(500);
             }
         }
@@ -131,8 +133,8 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         }
     }
 
-    private RpcClient mgmt() {
-        return connections.get(mgmtAddress);
+    private MgmtClient mgmt() {
+        return mgmt;
     }
 
     @Override

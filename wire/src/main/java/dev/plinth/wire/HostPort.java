@@ -27,6 +27,14 @@ public record HostPort(String host, int port) {
         }
     }
 
+    /** A comma-separated list of HOST:PORT (the replicas of a mgmt group), in order, at least one. */
+    public static java.util.List<HostPort> parseList(String text) {
+        if (text == null || text.isBlank()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "expected HOST:PORT[,HOST:PORT...], got '" + text + "'");
+        }
+        return java.util.Arrays.stream(text.split(",")).map(String::trim).map(HostPort::parse).toList();
+    }
+
     public InetSocketAddress toSocketAddress() {
         return new InetSocketAddress(host, port);
     }

@@ -1,11 +1,9 @@
-package dev.plinth.meta;
+package dev.plinth.raft;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
-import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -31,34 +29,49 @@ import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 
 /**
- * The Raft group of one MDT, on Apache Ratis. Requests are submitted to the local Raft server
- * in-process (no extra network hop); only Raft's own replication uses its port.
+ * One replica of a Raft group on Apache Ratis: an MDT's namespace, or the management service's
+ * cluster state. Changes are submitted to the local Raft server in-process (no extra network
+ * hop); only Raft's own replication uses its port. A replica that does not lead answers
+ * {@link ErrorCode#NOT_LEADER}, and its caller's client tries another.
  */
-public final class MetaRaft implements AutoCloseable {
+public final class RaftReplica implements AutoCloseable {
     private final RaftServer server;
     private final RaftGroup group;
     private final RaftPeerId self;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
 
-    private MetaRaft(RaftServer server, RaftGroup group, RaftPeerId self) {
+    private RaftReplica(RaftServer server, RaftGroup group, RaftPeerId self) {
         this.server = server;
         this.group = group;
         this.self = self;
     }
 
+    /** What a group's replicas share: its name (from which its id is made) and tuning. */
+    public record GroupSpec(String name, String peerIdPrefix, boolean logSync, long snapshotEveryEntries) {
+        public GroupSpec {
+            requireNonNull(name, "name is null");
+            requireNonNull(peerIdPrefix, "peerIdPrefix is null");
+        }
+    }
+
     /**
-     * Starts this replica of MDT {@code mdtIndex} with its Raft storage under {@code directory}.
-     * {@code peers} are the group's Raft addresses, this node's at {@code selfIndex}.
+     * Starts this replica of group {@code spec} with its Raft storage under {@code directory/raft}.
+     * {@code peers} are the group's Raft addresses, the same list in the same order on every
+     * replica, this one's at {@code selfIndex}. A single replica waits until it leads (up to
+     * 30 s); one of several returns at once.
      */
-    public static MetaRaft start(Path directory, int mdtIndex, List<HostPort> peers, int selfIndex,
-                                 MetaStateMachine stateMachine, Config config) {
+    public static RaftReplica start(Path directory, GroupSpec spec, List<HostPort> peers, int selfIndex, BaseStateMachine stateMachine) {
         requireNonNull(stateMachine, "stateMachine is null");
+        if (selfIndex < 0 || selfIndex >= peers.size()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "this replica's address is not among the group's peers " + peers);
+        }
         try {
             Path raftDirectory = directory.resolve("raft");
             boolean fresh = !Files.isDirectory(raftDirectory);
@@ -71,18 +84,18 @@ public final class MetaRaft implements AutoCloseable {
             RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
             // Acknowledge once the entry is written to the OS; Ratis fsyncs the log in groups right after.
             // Ratis then fsyncs the log on its own executor, without holding up acknowledgements
-            RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !config.get(Settings.META_LOG_SYNC));
+            RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !spec.logSync());
             RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("64MB"));
             RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
-            RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 200_000);
+            RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, spec.snapshotEveryEntries());
             RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 2);
             RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(300, java.util.concurrent.TimeUnit.MILLISECONDS));
             RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(600, java.util.concurrent.TimeUnit.MILLISECONDS));
 
-            RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("plinth-mdt-" + mdtIndex).getBytes(StandardCharsets.UTF_8)));
+            RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(spec.name().getBytes(StandardCharsets.UTF_8)));
             List<RaftPeer> raftPeers = new java.util.ArrayList<>();
             for (int i = 0; i < peers.size(); i++) {
-                raftPeers.add(RaftPeer.newBuilder().setId("mdt" + mdtIndex + "-" + i).setAddress(peers.get(i).toString()).build());
+                raftPeers.add(RaftPeer.newBuilder().setId(spec.peerIdPrefix() + "-" + i).setAddress(peers.get(i).toString()).build());
             }
             RaftGroup group = RaftGroup.valueOf(groupId, raftPeers);
             RaftPeerId self = raftPeers.get(selfIndex).getId();
@@ -94,11 +107,13 @@ public final class MetaRaft implements AutoCloseable {
                     .setOption(fresh ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
                     .build();
             server.start();
-            MetaRaft raft = new MetaRaft(server, group, self);
-            raft.awaitLeader(30_000);
+            RaftReplica raft = new RaftReplica(server, group, self);
+            if (peers.size() == 1) {
+                raft.awaitLeader(30_000); // with several replicas a leader comes once a majority is up; until then: NOT_LEADER
+            }
             return raft;
         } catch (IOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "cannot start MDT " + mdtIndex + ": " + e.getMessage(), e);
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot start Raft group " + spec.name() + ": " + e.getMessage(), e);
         }
     }
 
@@ -116,10 +131,38 @@ public final class MetaRaft implements AutoCloseable {
                 throw new IOException("interrupted while waiting for a leader");
             }
         }
-        // Not fatal with several replicas: another node may lead. With one replica it is.
-        if (group.getPeers().size() == 1) {
-            throw new IOException("the single metadata replica did not become leader in " + timeoutMillis + " ms");
+        throw new IOException("the single replica did not become leader in " + timeoutMillis + " ms");
+    }
+
+    /** Whether this replica leads its group and has applied every entry of earlier terms, so its state is current. */
+    public boolean isLeaderReady() {
+        try {
+            var info = server.getDivision(group.getGroupId()).getInfo();
+            return info.isLeader() && info.isLeaderReady();
+        } catch (IOException e) {
+            return false;
         }
+    }
+
+    /** The Raft address of the replica this one believes leads, or null while it knows none. */
+    public String leaderAddress() {
+        try {
+            RaftPeerId leader = server.getDivision(group.getGroupId()).getInfo().getLeaderId();
+            RaftPeer peer = leader == null ? null : group.getPeer(leader);
+            return peer == null ? null : peer.getAddress();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** The group's Raft addresses, in order. */
+    public List<String> peerAddresses() {
+        return group.getPeers().stream().map(RaftPeer::getAddress).toList();
+    }
+
+    /** This replica's Raft address. */
+    public String selfAddress() {
+        return group.getPeer(self).getAddress();
     }
 
     /** Whether this replica leads its group now. */
@@ -167,9 +210,9 @@ public final class MetaRaft implements AutoCloseable {
             // The division's own method submits on this thread; RaftServer's hands the request to a client
             // executor and waits for it there: two thread switches per change, measured at ~0.3 ms here.
             return ((RaftClientAsynchronousProtocol) server.getDivision(group.getGroupId())).submitClientRequestAsync(request)
-                    .thenApply(MetaRaft::content);
+                    .thenApply(RaftReplica::content);
         } catch (IOException e) {
-            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "metadata log: " + e.getMessage(), e));
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, group.getGroupId() + " log: " + e.getMessage(), e));
         }
     }
 
@@ -181,7 +224,7 @@ public final class MetaRaft implements AutoCloseable {
             throw new PlinthException(ErrorCode.NOT_LEADER, reply.getNotLeaderException().getMessage());
         }
         Exception failure = reply.getException();
-        throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata log: " + (failure == null ? "request failed" : failure.getMessage()));
+        throw new PlinthException(ErrorCode.UNAVAILABLE, "Raft log: " + (failure == null ? "request failed" : failure.getMessage()));
     }
 
     @Override
@@ -189,7 +232,7 @@ public final class MetaRaft implements AutoCloseable {
         try {
             server.close();
         } catch (IOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "closing the metadata log failed: " + e.getMessage(), e);
+            throw new PlinthException(ErrorCode.IO_ERROR, "closing the Raft log failed: " + e.getMessage(), e);
         }
     }
 }
