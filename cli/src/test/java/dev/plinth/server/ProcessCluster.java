@@ -21,7 +21,9 @@ import java.util.regex.Pattern;
  * A cluster of separate JVMs on 127.0.0.1: `plinth mgmt` (one, or a group of replicas),
  * `plinth meta` and storage nodes (`plinth storage`, one target each), each with a small heap,
  * for failure tests that kill (SIGKILL), pause (SIGSTOP) and restart nodes for real. Logs go to
- * files under the directory.
+ * files under the directory. An isolated cluster runs in a network namespace of its own
+ * ({@link IsolatedNetwork}), each process on its own address, so that the link between two
+ * nodes can be cut while both still reach everyone else.
  */
 final class ProcessCluster implements AutoCloseable {
     private static final Pattern RPC = Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
@@ -33,10 +35,117 @@ final class ProcessCluster implements AutoCloseable {
     private final List<MgmtReplica> mgmt = new ArrayList<>();
     private Path secretFile;
     private java.util.Map<Integer, List<String>> nodeSettings = java.util.Map.of();
+    private IsolatedNetwork network;
+
+    /**
+     * A network namespace made for one cluster, reached from the test through a veth pair:
+     * every process gets its own address on the namespace's side, and a cut between two of them
+     * is a pair of blackhole routing rules (the local routing table is consulted after them), so
+     * their packets vanish as on a broken link while each still reaches every other process.
+     */
+    static final class IsolatedNetwork implements AutoCloseable {
+        final String namespace;
+        private final String prefix;
+        private final String insideLink;
+        private int nextHost = 2;
+
+        private IsolatedNetwork(String namespace, String prefix, String insideLink) {
+            this.namespace = namespace;
+            this.prefix = prefix;
+            this.insideLink = insideLink;
+        }
+
+        static IsolatedNetwork create() throws IOException, InterruptedException {
+            String id = Integer.toHexString(0x1000 + new java.util.Random().nextInt(0xe000));
+            String namespace = "plinth-test-" + id;
+            String prefix = "10.251." + (Integer.parseInt(id, 16) % 250 + 1) + ".";
+            IsolatedNetwork network = new IsolatedNetwork(namespace, prefix, "plns" + id);
+            try {
+                ip("netns", "add", namespace);
+                ip("-n", namespace, "link", "set", "lo", "up");
+                ip("link", "add", "plrt" + id, "type", "veth", "peer", "name", network.insideLink, "netns", namespace);
+                ip("addr", "add", prefix + "1/24", "dev", "plrt" + id);
+                ip("link", "set", "plrt" + id, "up");
+                ip("-n", namespace, "link", "set", network.insideLink, "up");
+                // the local table moves behind the rules a cut adds, or it would deliver local packets before they are seen
+                ip("-n", namespace, "rule", "add", "pref", "100", "table", "local");
+                ip("-n", namespace, "rule", "del", "pref", "0", "table", "local");
+                return network;
+            } catch (IOException | RuntimeException e) {
+                network.close();
+                throw e;
+            }
+        }
+
+        /** A new address inside the namespace, for one process. */
+        String addAddress() throws IOException, InterruptedException {
+            String address = prefix + nextHost++;
+            ip("-n", namespace, "addr", "add", address + "/24", "dev", insideLink);
+            return address;
+        }
+
+        /** Drops every packet between {@code a} and {@code b}, both ways. */
+        void cut(String a, String b) throws IOException, InterruptedException {
+            ip("-n", namespace, "rule", "add", "pref", "10", "from", a, "to", b, "blackhole");
+            ip("-n", namespace, "rule", "add", "pref", "10", "from", b, "to", a, "blackhole");
+        }
+
+        void heal(String a, String b) throws IOException, InterruptedException {
+            ip("-n", namespace, "rule", "del", "pref", "10", "from", a, "to", b, "blackhole");
+            ip("-n", namespace, "rule", "del", "pref", "10", "from", b, "to", a, "blackhole");
+        }
+
+        private static void ip(String... arguments) throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>(List.of("ip"));
+            command.addAll(List.of(arguments));
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes());
+            if (process.waitFor() != 0) {
+                throw new IOException(String.join(" ", command) + " failed: " + output.trim());
+            }
+        }
+
+        /** Deleting the namespace deletes the veth pair with it. */
+        @Override
+        public void close() {
+            try {
+                ip("netns", "delete", namespace);
+            } catch (IOException | InterruptedException e) {
+                System.err.println("cannot delete network namespace " + namespace + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * mgmt, meta and {@code storageNodes} storage nodes in a network namespace of their own, each
+     * on its own address (needs root and iproute2), so that {@link #cut} can break single links.
+     */
+    static ProcessCluster startIsolated(Path directory, int storageNodes, List<String> settings) throws IOException, InterruptedException {
+        ProcessCluster cluster = new ProcessCluster(directory, settings);
+        try {
+            cluster.network = IsolatedNetwork.create();
+            cluster.startRoles(1, storageNodes);
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** Breaks the link between two storage nodes of an isolated cluster: packets between them are dropped, both ways. */
+    void cut(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+        network.cut(a.host, b.host);
+    }
+
+    void heal(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+        network.heal(a.host, b.host);
+    }
 
     /** A process of the cluster that the nemesis may kill, pause and resume. */
     abstract static class Member {
         Process process;
+        /** The address this process listens on and connects from. */
+        String host = "127.0.0.1";
 
         /** SIGKILL: no shutdown hook, no flush. */
         void kill() throws InterruptedException {
@@ -80,9 +189,9 @@ final class ProcessCluster implements AutoCloseable {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
                         String.join(",", mgmt.stream().map(replica -> replica.raft.toString()).toList())));
                 // a restarted replica keeps its RPC address: clients and nodes were given it
-                arguments.addAll(List.of("--listen", rpc == null ? "127.0.0.1:0" : rpc.toString()));
+                arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
             }
-            process = launch("mgmt-" + index, data.resolve("endpoints.json"), arguments.toArray(String[]::new));
+            process = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
             rpc = readRpc(data.resolve("endpoints.json"));
         }
 
@@ -126,7 +235,7 @@ final class ProcessCluster implements AutoCloseable {
             for (String setting : ownSettings) {
                 arguments.addAll(List.of("--set", setting));
             }
-            process = launch("storage-" + index, endpoints, arguments.toArray(String[]::new));
+            process = launch("storage-" + index, endpoints, host, arguments.toArray(String[]::new));
             Matcher matcher = Pattern.compile("\"targets\"\\s*:\\s*\"(\\d+)").matcher(Files.readString(endpoints));
             targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
         }
@@ -169,33 +278,45 @@ final class ProcessCluster implements AutoCloseable {
         ClusterSecret.readOrCreate(secretFile);
         for (int i = 0; i < mgmtReplicas; i++) {
             Path data = directory.resolve(i == 0 ? "mgmt" : "mgmt-" + i);
-            mgmt.add(new MgmtReplica(i, data, mgmtReplicas == 1 ? null : new HostPort("127.0.0.1", freePort())));
+            MgmtReplica replica = new MgmtReplica(i, data, mgmtReplicas == 1 ? null : new HostPort("127.0.0.1", freePort()));
+            if (network != null) {
+                replica.host = network.addAddress();
+            }
+            mgmt.add(replica);
         }
         for (MgmtReplica replica : mgmt) {
             replica.start();
         }
         Path metaData = directory.resolve("meta");
-        roles.add(launch("meta", metaData.resolve("endpoints.json"), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
+        roles.add(launch("meta", metaData.resolve("endpoints.json"), network == null ? "127.0.0.1" : network.addAddress(), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
                 "--secret-file", secretFile.toString()));
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
+            if (network != null) {
+                node.host = network.addAddress();
+            }
             node.ownSettings = nodeSettings.getOrDefault(i, List.of());
             storage.add(node);
             node.start();
         }
     }
 
-    private Process launch(String name, Path endpoints, String... arguments) throws IOException, InterruptedException {
+    /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
+    private Process launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
         Files.deleteIfExists(endpoints);
         String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        List<String> command = new ArrayList<>();
+        if (network != null) {
+            command.addAll(List.of("ip", "netns", "exec", network.namespace));
+        }
+        command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
                 "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
         command.addAll(List.of(arguments));
         if (!command.contains("--listen")) {
-            command.addAll(List.of("--listen", "127.0.0.1:0"));
+            command.addAll(List.of("--listen", host + ":0"));
         }
-        command.addAll(List.of("--http", "127.0.0.1:0"));
+        command.addAll(List.of("--http", host + ":0", "--set", "rpc.source-address=" + host));
         for (String setting : settings) {
             command.addAll(List.of("--set", setting));
         }
@@ -328,6 +449,9 @@ final class ProcessCluster implements AutoCloseable {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+        if (network != null) {
+            network.close();
         }
     }
 }

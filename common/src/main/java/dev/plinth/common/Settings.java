@@ -33,6 +33,8 @@ public final class Settings {
             "TCP connections a client keeps to each server, used in turn, so bulk data spreads over several network threads.");
     public static final Setting<Long> RPC_HANDSHAKE_TIMEOUT_MILLIS = Setting.ofLong("rpc.handshake-timeout-millis", 10_000, "milliseconds",
             "A connection that has not authenticated within this time is closed.");
+    public static final Setting<String> RPC_SOURCE_ADDRESS = Setting.ofString("rpc.source-address", "",
+            "Local address that outgoing RPC connections are made from (a node with several addresses). Empty: the system picks.");
     public static final Setting<Long> RPC_TIMEOUT_MILLIS = Setting.ofLong("rpc.timeout-millis", 30_000, "milliseconds",
             "Deadline of one RPC, sent with the request so the server can drop work nobody waits for.");
 
@@ -67,6 +69,9 @@ public final class Settings {
     public static final Setting<Long> MGMT_TARGET_LOST_MILLIS = Setting.ofLong("mgmt.target-lost-millis", 3_600_000, "milliseconds",
             "A target offline this long is declared lost: other targets take its places in its chains and copy their chunks "
                     + "(at storage.resync-bytes-per-second). 0: never.");
+    public static final Setting<Long> MGMT_LINK_REJOIN_MILLIS = Setting.ofLong("mgmt.link-rejoin-millis", 30_000, "milliseconds",
+            "A chain member that left because its predecessor could not reach it (both still online) tries again after this "
+                    + "long: it syncs and serves if the link works, and leaves again if not.");
     public static final Setting<Integer> MGMT_CHAIN_REPLICAS_MAX = Setting.ofInt("mgmt.chain-replicas-max", 3, "replicas",
             "Widest chains mgmt forms (on targets of distinct nodes) for layouts with --replicas above 1.");
     public static final Setting<Integer> LAYOUT_REPLICAS = Setting.ofInt("layout.replicas", 1, "replicas",

@@ -42,6 +42,41 @@ final class ChainTables {
                 ? withState(chain, targetId, MemberState.SYNCING) : chain);
     }
 
+    /**
+     * Member {@code fromTarget} of chain {@code chainId} cannot reach its successor
+     * {@code toTarget} though both are online: one of them leaves that chain (its other chains
+     * stay as they are). The successor leaves: its predecessor holds every write the chain
+     * acknowledged, so the chain goes on without losing any. Unless {@code blameReporter}
+     * (mgmt found the reporter unable to reach several nodes: its own link is the likelier
+     * fault), then the reporter leaves, if it is not the chain's last serving member. Returns the
+     * chains unchanged when the two are not successive members that take writes.
+     */
+    static List<ChainInfo> unreachable(List<ChainInfo> chains, int chainId, int fromTarget, int toTarget, boolean blameReporter) {
+        List<ChainInfo> result = new ArrayList<>(chains);
+        for (int i = 0; i < result.size(); i++) {
+            ChainInfo chain = result.get(i);
+            if (chain.chainId() != chainId) {
+                continue;
+            }
+            List<Integer> order = chain.writeTargets();
+            int position = order.indexOf(fromTarget);
+            if (position < 0 || position + 1 >= order.size() || order.get(position + 1) != toTarget) {
+                return chains;
+            }
+            long serving = chain.members().stream().filter(m -> m.state() == MemberState.SERVING).count();
+            boolean reporterMayLeave = chain.stateOf(fromTarget) != MemberState.SERVING || serving > 1;
+            int leaving = blameReporter && reporterMayLeave ? fromTarget : toTarget;
+            result.set(i, withState(chain, leaving, MemberState.OFFLINE));
+        }
+        return result;
+    }
+
+    /** {@code targetId}, online but out of chain {@code chainId} (it was unreachable), tries again: it syncs. */
+    static List<ChainInfo> rejoin(List<ChainInfo> chains, int chainId, int targetId) {
+        return change(chains, targetId, chain -> chain.chainId() == chainId && chain.stateOf(targetId) == MemberState.OFFLINE
+                ? withState(chain, targetId, MemberState.SYNCING) : chain);
+    }
+
     /** {@code targetId} has caught up with chain {@code chainId}: it becomes the chain's new tail. */
     static List<ChainInfo> synced(List<ChainInfo> chains, int chainId, int targetId) {
         return change(chains, targetId, chain -> chain.chainId() == chainId && chain.stateOf(targetId) == MemberState.SYNCING

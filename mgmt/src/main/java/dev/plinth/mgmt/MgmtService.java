@@ -17,6 +17,7 @@ import dev.plinth.wire.messages.MgmtMessages.AllocateIds;
 import dev.plinth.wire.messages.MgmtMessages.AllocatedIds;
 import dev.plinth.wire.messages.MgmtMessages.ChainMember;
 import dev.plinth.wire.messages.MgmtMessages.ChainSynced;
+import dev.plinth.wire.messages.MgmtMessages.ReportUnreachable;
 import dev.plinth.wire.messages.MgmtMessages.HeartbeatReply;
 import dev.plinth.wire.messages.MgmtMessages.IdKind;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
@@ -145,6 +146,11 @@ public final class MgmtService implements AutoCloseable {
     /** Since when each offline target has been offline (System.nanoTime); after a restart, since the restart. */
     private final Map<Integer, Long> offlineSince = new HashMap<>();
     private final long targetLostNanos;
+    private final long linkRejoinNanos;
+    /** Since when each (chain, target) has been out of its chain while its node is online (leader's memory). */
+    private final Map<List<Integer>, Long> outOfChainSince = new HashMap<>();
+    /** Which nodes each node reported unreachable, and when (leader's memory, pruned to one node timeout). */
+    private final Map<Integer, Map<Integer, Long>> unreachableReports = new HashMap<>();
     private final ScheduledExecutorService livenessChecker;
     private volatile ClusterMap map;
     private State state;
@@ -168,6 +174,7 @@ public final class MgmtService implements AutoCloseable {
         this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
         this.chainReplicasMax = config.get(Settings.MGMT_CHAIN_REPLICAS_MAX);
         this.targetLostNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_TARGET_LOST_MILLIS));
+        this.linkRejoinNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_LINK_REJOIN_MILLIS));
         try {
             Files.createDirectories(directory);
         } catch (IOException e) {
@@ -372,7 +379,10 @@ public final class MgmtService implements AutoCloseable {
         rates = List.copyOf(next.values());
     }
 
-    /** Marks nodes not heard from within the timeout offline, and takes their targets out of their chains. */
+    /**
+     * Marks nodes not heard from within the timeout offline and takes their targets out of their
+     * chains; gives up on targets away too long; lets members that left over a link failure try again.
+     */
     synchronized void checkLiveness(long nowNanos) {
         if (raft != null) {
             boolean leads = raft.isLeaderReady();
@@ -392,6 +402,7 @@ public final class MgmtService implements AutoCloseable {
             lead();
         }
         replaceLostTargets(nowNanos);
+        rejoinAfterLinkFailures(nowNanos);
         List<Integer> silent = new ArrayList<>();
         for (NodeInfo node : state.nodes()) {
             Long heard = lastHeard.get(node.nodeId());
@@ -444,6 +455,74 @@ public final class MgmtService implements AutoCloseable {
             commit(state.withChains(chains).with(state.version() + 1, state.nodes(), state.targets(), state.pools()));
             LOG.warn("targets {} offline for more than {} ms: declared lost, their chains rebuild on other targets", lost,
                     TimeUnit.NANOSECONDS.toMillis(targetLostNanos));
+        }
+    }
+
+    /**
+     * A chain member cannot reach its successor: if both nodes are online (mgmt still hears from
+     * both, so neither will be timed out), one leaves the chain ({@link ChainTables#unreachable}).
+     * The reporter is blamed instead when it found members of two or more other nodes
+     * unreachable within a node timeout: one node losing its links to many is likelier than many
+     * links failing at once.
+     */
+    public synchronized ClusterMap unreachable(ReportUnreachable report) {
+        lead();
+        ChainInfo chain = map.chain(report.chainId());
+        if (chain == null || chain.version() != report.chainVersion()) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "chain " + report.chainId() + " is at version "
+                    + (chain == null ? "none" : chain.version()));
+        }
+        TargetInfo from = map.target(report.fromTarget());
+        TargetInfo to = map.target(report.toTarget());
+        if (from == null || to == null || from.state() != TargetState.ONLINE || to.state() != TargetState.ONLINE) {
+            return map; // a node that is offline left its chains already, or will when its heartbeats time out
+        }
+        long now = System.nanoTime();
+        Map<Integer, Long> reported = unreachableReports.computeIfAbsent(from.nodeId(), node -> new HashMap<>());
+        reported.put(to.nodeId(), now);
+        reported.values().removeIf(when -> now - when > nodeTimeoutNanos);
+        boolean blameReporter = reported.size() >= 2;
+        List<ChainInfo> chains = ChainTables.unreachable(state.chains(), report.chainId(), report.fromTarget(), report.toTarget(), blameReporter);
+        if (chains.equals(state.chains())) {
+            throw new PlinthException(ErrorCode.CHAIN_CHANGED, "targets " + report.fromTarget() + " and " + report.toTarget()
+                    + " are not successive members of chain " + report.chainId() + " that take writes");
+        }
+        commit(state.withChains(chains).with(state.version() + 1, state.nodes(), state.targets(), state.pools()));
+        int leaving = map.chain(report.chainId()).stateOf(report.toTarget()) == MemberState.OFFLINE ? report.toTarget() : report.fromTarget();
+        outOfChainSince.put(List.of(report.chainId(), leaving), now);
+        LOG.warn("target {} cannot reach target {} in chain {}, though both are online: target {} leaves the chain{}", report.fromTarget(),
+                report.toTarget(), report.chainId(), leaving, blameReporter ? " (its node found several nodes unreachable)" : "");
+        return map;
+    }
+
+    /**
+     * Members that left a chain while their node stayed online (an unreachable link) try again
+     * after {@code mgmt.link-rejoin-millis}: they sync, and serve once caught up.
+     */
+    private void rejoinAfterLinkFailures(long nowNanos) {
+        List<ChainInfo> chains = state.chains();
+        java.util.Set<List<Integer>> current = new java.util.HashSet<>();
+        List<String> rejoined = new ArrayList<>();
+        for (ChainInfo chain : state.chains()) {
+            for (ChainMember member : chain.members()) {
+                TargetInfo target = member.state() == MemberState.OFFLINE ? map.target(member.targetId()) : null;
+                if (target == null || target.state() != TargetState.ONLINE) {
+                    continue;
+                }
+                List<Integer> key = List.of(chain.chainId(), member.targetId());
+                current.add(key);
+                long since = outOfChainSince.computeIfAbsent(key, ignored -> nowNanos); // after a restart or a new leader: from now
+                if (nowNanos - since > linkRejoinNanos) {
+                    chains = ChainTables.rejoin(chains, chain.chainId(), member.targetId());
+                    rejoined.add("target " + member.targetId() + " in chain " + chain.chainId());
+                    current.remove(key);
+                }
+            }
+        }
+        outOfChainSince.keySet().retainAll(current);
+        if (!rejoined.isEmpty()) {
+            commit(state.withChains(chains).with(state.version() + 1, state.nodes(), state.targets(), state.pools()));
+            LOG.info("trying again after an unreachable link: {} (syncing)", rejoined);
         }
     }
 
@@ -669,6 +748,7 @@ public final class MgmtService implements AutoCloseable {
         dispatcher.register(RegisterMdt.class, (context, request, data) -> answer(() -> registerMdt(request.mdtId(), request.rpcAddress())));
         dispatcher.register(AllocateIds.class, (context, request, data) -> answer(() -> new AllocatedIds(allocateIds(request.kind(), request.count()))));
         dispatcher.register(ChainSynced.class, (context, request, data) -> answer(() -> chainSynced(request)));
+        dispatcher.register(ReportUnreachable.class, (context, request, data) -> answer(() -> unreachable(request)));
         dispatcher.register(dev.plinth.wire.messages.MgmtMessages.ReportJobStats.class, (context, request, data) -> answer(() -> {
             if (request.jobs().size() > 10_000) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a report holds at most 10,000 jobs");

@@ -96,4 +96,32 @@ class ChainTablesTest {
         List<TargetInfo> sameNode = List.of(target(1, 1), target(2, 2), target(3, 2));
         assertThat(ChainTables.replaceLost(chains, 1, sameNode)).isEqualTo(chains);
     }
+
+    @Test
+    void whenALinkBreaksTheSuccessorLeavesThatChainOnly() {
+        List<ChainInfo> chains = List.of(chain(1001, 1, 2, 3), chain(1002, 2, 3, 1));
+
+        List<ChainInfo> after = ChainTables.unreachable(chains, 1001, 1, 2, false);
+        assertThat(after.getFirst().targetIds()).containsExactly(1, 3); // 1 has every acknowledged write and forwards to 3 now
+        assertThat(after.getFirst().stateOf(2)).isEqualTo(MemberState.OFFLINE);
+        assertThat(after.getFirst().version()).isEqualTo(2);
+        assertThat(after.get(1)).isEqualTo(chains.get(1)); // 2's other chain is not touched
+
+        // a reporter that cannot reach several nodes is the suspect: it leaves instead
+        List<ChainInfo> blamed = ChainTables.unreachable(chains, 1001, 1, 2, true);
+        assertThat(blamed.getFirst().targetIds()).containsExactly(2, 3);
+        // unless it is the last serving member (here its successor is still syncing)
+        List<ChainInfo> pair = ChainTables.returned(ChainTables.offline(List.of(chain(1003, 1, 2)), 2), 2);
+        ChainInfo kept = ChainTables.unreachable(pair, 1003, 1, 2, true).getFirst();
+        assertThat(kept.targetIds()).containsExactly(1);
+        assertThat(kept.stateOf(2)).isEqualTo(MemberState.OFFLINE);
+
+        // reports about members that are not neighbours (or already gone) change nothing
+        assertThat(ChainTables.unreachable(chains, 1001, 1, 3, false)).isEqualTo(chains);
+        assertThat(ChainTables.unreachable(after, 1001, 1, 2, false)).isEqualTo(after);
+
+        List<ChainInfo> retry = ChainTables.rejoin(after, 1001, 2);
+        assertThat(retry.getFirst().writeTargets()).containsExactly(1, 3, 2);
+        assertThat(retry.getFirst().stateOf(2)).isEqualTo(MemberState.SYNCING);
+    }
 }

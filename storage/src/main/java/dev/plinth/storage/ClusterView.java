@@ -14,6 +14,12 @@ public interface ClusterView {
     /** Whether mgmt answered a heartbeat within the node timeout, so it still counts this node online. */
     boolean leaseValid();
 
+    /**
+     * Tells mgmt (in the background, once per chain version) that member {@code fromTarget} of
+     * {@code chain} cannot reach its successor {@code toTarget}; mgmt decides which leaves.
+     */
+    void reportUnreachable(dev.plinth.wire.messages.MgmtMessages.ChainInfo chain, int fromTarget, int toTarget);
+
     /** A connection to the node serving {@code targetId}. */
     RpcClient connectionTo(int targetId);
 }

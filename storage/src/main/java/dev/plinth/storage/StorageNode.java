@@ -8,6 +8,10 @@ import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
 import dev.plinth.wire.MgmtClient;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ReportUnreachable;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
@@ -188,6 +192,35 @@ public final class StorageNode implements ClusterView, AutoCloseable {
             throw new PlinthException(ErrorCode.CHAIN_CHANGED, "target " + targetId + " is not in this node's cluster map");
         }
         return connections.get(HostPort.parse(node.rpcAddress()));
+    }
+
+    /** (chain id, chain version, unreachable target) already reported: one report each is enough. */
+    private final Set<List<Long>> reportedUnreachable = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public void reportUnreachable(ChainInfo chain, int fromTarget, int toTarget) {
+        List<Long> key = List.of((long) chain.chainId(), chain.version(), (long) toTarget);
+        if (reportedUnreachable.size() > 1024) {
+            reportedUnreachable.clear(); // bounded; a repeated report costs mgmt one refusal at most
+        }
+        if (!reportedUnreachable.add(key)) {
+            return;
+        }
+        LOG.warn("target {} cannot reach target {} (chain {} version {}): telling mgmt", fromTarget, toTarget, chain.chainId(), chain.version());
+        try {
+            heartbeats.execute(() -> {
+                try {
+                    ClusterMap next = mgmt().request(new ReportUnreachable(chain.chainId(), chain.version(), fromTarget, toTarget));
+                    if (next.version() >= map.version()) {
+                        adopt(next);
+                    }
+                } catch (PlinthException e) {
+                    LOG.info("mgmt did not act on target {} being unreachable: {}", toTarget, e.getMessage());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
     }
 
     /** Reports a finished resync to mgmt. */

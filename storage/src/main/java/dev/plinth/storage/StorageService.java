@@ -9,6 +9,7 @@ import dev.plinth.wire.RequestContext;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MgmtMessages.TargetUsage;
+import dev.plinth.wire.LinkFailure;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcResponse;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
@@ -372,6 +373,9 @@ public final class StorageService implements AutoCloseable {
             if (!whole) {
                 data.release(); // not handed to a call
             }
+            if (e instanceof LinkFailure) {
+                cluster.reportUnreachable(chain, request.targetId(), successor);
+            }
             result.completeExceptionally(e);
             return;
         }
@@ -382,6 +386,9 @@ public final class StorageService implements AutoCloseable {
                 return;
             }
             RuntimeException error = RpcClient.unwrap(failure);
+            if (error instanceof LinkFailure) {
+                cluster.reportUnreachable(chain, request.targetId(), successor);
+            }
             if (!whole && error instanceof PlinthException plinth && plinth.code() == ErrorCode.CHUNK_BEHIND) {
                 forwardExecutor.execute(() -> sendDown(context, request, chain, successor, null, applied, true, reply, result));
                 return;

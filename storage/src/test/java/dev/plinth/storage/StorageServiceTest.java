@@ -50,6 +50,11 @@ class StorageServiceTest {
         public dev.plinth.wire.RpcClient connectionTo(int targetId) {
             throw new UnsupportedOperationException("one target: nothing to forward to");
         }
+
+        @Override
+        public void reportUnreachable(ChainInfo chain, int fromTarget, int toTarget) {
+            throw new UnsupportedOperationException("one target: no successor to lose");
+        }
     }
 
     @TempDir

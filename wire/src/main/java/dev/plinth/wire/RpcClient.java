@@ -75,6 +75,10 @@ public final class RpcClient implements AutoCloseable {
                     .option(ChannelOption.TCP_NODELAY, true)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, FrameCodec.receiveBuffers())
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
+            String source = config.get(Settings.RPC_SOURCE_ADDRESS);
+            if (!source.isEmpty()) {
+                bootstrap.localAddress(source, 0);
+            }
         }
         bootstrap.handler(new ChannelInitializer<Channel>() {
                     @Override
@@ -88,7 +92,7 @@ public final class RpcClient implements AutoCloseable {
 
                             @Override
                             public void channelInactive(ChannelHandlerContext context) {
-                                holder[0].failAll(new PlinthException(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
+                                holder[0].failAll(new LinkFailure(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
                             }
 
                             @Override
@@ -105,7 +109,7 @@ public final class RpcClient implements AutoCloseable {
             holder[0] = new RpcClient(address, channel, config);
             connectFuture.sync();
         } catch (Exception e) {
-            throw new PlinthException(ErrorCode.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
+            throw new LinkFailure(ErrorCode.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
         }
         RpcClient client = holder[0];
         try {
@@ -154,7 +158,8 @@ public final class RpcClient implements AutoCloseable {
             RuntimeException failure = unwrap(e.getCause());
             if (failure instanceof PlinthException plinth) {
                 // rethrown here so the stack shows the caller, not the network thread
-                throw new PlinthException(plinth.code(), plinth.detail(), plinth);
+                throw plinth instanceof LinkFailure ? new LinkFailure(plinth.code(), plinth.detail(), plinth)
+                        : new PlinthException(plinth.code(), plinth.detail(), plinth);
             }
             throw failure;
         } catch (InterruptedException e) {
@@ -202,14 +207,14 @@ public final class RpcClient implements AutoCloseable {
             Pending expired = pending.remove(correlationId);
             if (expired != null) {
                 inflightSlots.release();
-                expired.future().completeExceptionally(new PlinthException(ErrorCode.TIMED_OUT,
+                expired.future().completeExceptionally(new LinkFailure(ErrorCode.TIMED_OUT,
                         request.getClass().getSimpleName() + " to " + address + " took longer than " + timeout.toMillis() + " ms"));
             }
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         pending.put(correlationId, new Pending(Protocol.responseClass(type), future, timer));
         if (!channel.isActive()) {
             release(data);
-            failOne(correlationId, new PlinthException(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
+            failOne(correlationId, new LinkFailure(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
         } else {
             try {
                 FrameCodec.write(channel, 0, type, correlationId, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()), request,
@@ -281,7 +286,7 @@ public final class RpcClient implements AutoCloseable {
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
-        failAll(new PlinthException(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
+        failAll(new LinkFailure(ErrorCode.UNAVAILABLE, "connection to " + address + " closed"));
     }
 
 }

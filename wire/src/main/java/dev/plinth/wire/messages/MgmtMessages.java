@@ -165,6 +165,13 @@ public final class MgmtMessages {
     public record ChainSynced(int chainId, int targetId, long chainVersion) {}
 
     /**
+     * A chain member that cannot reach its successor (no connection, or no answer in time) while
+     * both still heartbeat: mgmt decides which of the two leaves the chain (at
+     * {@code chainVersion}), so that the chain can take writes again.
+     */
+    public record ReportUnreachable(int chainId, long chainVersion, int fromTarget, int toTarget) {}
+
+    /**
      * An S3 access key of the gateway: requests signed with it act as {@code uid}/{@code gid}, so
      * POSIX permissions apply to S3 as they do to the mount. The secret is kept by mgmt because
      * SigV4 verification needs it (as every S3 server does); mgmt's state file is mode 0600.
