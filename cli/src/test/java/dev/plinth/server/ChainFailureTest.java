@@ -110,6 +110,66 @@ class ChainFailureTest {
     }
 
     /**
+     * Truncations and writes of the same chunks race from two handles: every replica must end
+     * with the same bytes at the same version. (A cut sent to each replica on its own lands
+     * before a write on one replica and after it on another; cut through the chain, it cannot.)
+     */
+    @org.junit.jupiter.api.Test
+    void racingTruncatesAndWritesLeaveReplicasIdentical() throws Exception {
+        List<String> settings = List.of("mgmt.node-timeout-millis=" + NODE_TIMEOUT_MILLIS, "rpc.timeout-millis=4000");
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 2, settings);
+             PlinthClient client = cluster.client(Config.defaults().with("rpc.timeout-millis", "4000"))) {
+            ProcessCluster.awaitMap(client, map -> map.chains().stream().anyMatch(c -> c.replicas() == 2), 10_000);
+            ProcessCluster.replicatedDirectory(client, "/data", new Layout(1, CHUNK_SIZE, CHUNK_SIZE, Layout.DEFAULT_POOL, 2, List.of()));
+            client.create("/data/raced", 0644, false, null).close();
+            Random random = new Random(1);
+            try (PlinthFile writer = client.open("/data/raced", true);
+                 PlinthFile truncater = client.open("/data/raced", true)) {
+                for (int round = 0; round < 60; round++) {
+                    byte[] bytes = new byte[1 + random.nextInt(64 * 1024)];
+                    random.nextBytes(bytes);
+                    long writeAt = random.nextInt(2 * CHUNK_SIZE);
+                    long cutAt = random.nextInt(2 * CHUNK_SIZE);
+                    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                    Thread writing = Thread.ofPlatform().start(() -> {
+                        await(start);
+                        writer.write(writeAt, ByteBuffer.wrap(bytes));
+                        writer.flush();
+                    });
+                    await(start);
+                    truncater.truncate(cutAt);
+                    writing.join(30_000);
+                    assertReplicasIdentical(client, "/data/raced", round);
+                }
+            }
+        }
+    }
+
+    private static void await(java.util.concurrent.CyclicBarrier barrier) {
+        try {
+            barrier.await(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Every serving replica of the file's first three chunks holds the same bytes at the same version. */
+    private static void assertReplicasIdentical(PlinthClient client, String path, int round) throws java.io.IOException {
+        ClusterMap map = client.refreshClusterMap();
+        Attributes attributes = client.stat(path);
+        ChainInfo chain = map.chain(attributes.layout().chainIds().getFirst());
+        for (int chunk = 0; chunk < 3; chunk++) {
+            List<String> replicas = new ArrayList<>();
+            for (int targetId : chain.targetIds()) {
+                Path data = ChunkFormat.dataPath(Path.of(map.target(targetId).path()), attributes.inodeId(), 0, chunk);
+                byte[] stored = Files.exists(data) ? Files.readAllBytes(data) : new byte[0];
+                replicas.add(version(map, targetId, attributes.inodeId(), 0, chunk) + " " + Arrays.hashCode(stored));
+            }
+            assertThat(replicas).as("round " + round + ", chunk " + chunk + " on targets " + chain.targetIds()).containsOnly(replicas.getFirst());
+        }
+    }
+
+    /**
      * Writers write checksummed files (each acknowledged by fsync and close) to a directory with
      * {@code replicas} replicas while {@code nemesis} injects faults; afterwards every acknowledged
      * file must read back exactly, through the client and from every replica's chunk files.

@@ -393,22 +393,46 @@ public final class PlinthFile implements AutoCloseable {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative size");
         }
         flush();
-        truncateObjects(client, inodeId, layout, newSize);
+        truncateObjects(client, inodeId, layout, Math.max(sizeBytes, writtenEndBytes), newSize);
         client.setAttr(inodeId, MetaMessages.SET_SIZE, 0, 0, 0, newSize, 0, 0);
         dropAllReadUnits();
         sizeBytes = newSize;
         writtenEndBytes = Math.min(writtenEndBytes, newSize);
     }
 
-    /** Cuts every stripe object of a file to its share of {@code newSize} on every replica. */
-    static void truncateObjects(PlinthClient client, long inodeId, Layout layout, long newSize) {
+    /** Cuts sent to chain heads before the next ones wait for their answers. */
+    private static final int CUTS_IN_FLIGHT = 64;
+
+    /**
+     * Cuts every stripe object of a file (at most {@code oldSize} long) to its share of
+     * {@code newSize}. A one-replica chain's target cuts its objects at once. In a replicated
+     * chain each chunk that loses bytes is cut through the chain like a write (versioned, head
+     * to tail), so that every replica cuts at the same point of the chunk's history and a
+     * replica that was away sees the cut as a version it missed.
+     */
+    static void truncateObjects(PlinthClient client, long inodeId, Layout layout, long oldSize, long newSize) {
         Retry.call(client.retryMillis(), () -> {
             List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
+            Duration timeout = Duration.ofMillis(client.timeoutMillis());
             for (int objectIndex = 0; objectIndex < layout.stripeCount(); objectIndex++) {
                 long objectLength = StripeMath.objectLength(layout, newSize, objectIndex);
-                for (int targetId : client.chain(layout.chainIds().get(objectIndex)).writeTargets()) {
-                    calls.add(client.storage(targetId).callAsync(new TruncateObject(targetId, inodeId, objectIndex, objectLength,
-                            layout.chunkSizeBytes()), null, Duration.ofMillis(client.timeoutMillis())));
+                ChainInfo chain = client.chain(layout.chainIds().get(objectIndex));
+                int head = chain.writeTargets().getFirst();
+                if (chain.replicas() == 1) {
+                    calls.add(client.storage(head).callAsync(new TruncateObject(head, inodeId, objectIndex, objectLength,
+                            layout.chunkSizeBytes()), null, timeout));
+                    continue;
+                }
+                long chunkBytes = layout.chunkSizeBytes();
+                long oldObjectLength = StripeMath.objectLength(layout, Math.max(oldSize, newSize), objectIndex);
+                for (long chunkIndex = objectLength / chunkBytes; chunkIndex * chunkBytes < oldObjectLength; chunkIndex++) {
+                    int cutAt = (int) Math.max(0, objectLength - chunkIndex * chunkBytes);
+                    calls.add(client.storage(head).callAsync(WriteChunk.cutFromClient(head, new ChunkId(inodeId, objectIndex, chunkIndex), cutAt,
+                            chain.chainId(), chain.version()), io.netty.buffer.Unpooled.EMPTY_BUFFER, timeout));
+                    if (calls.size() >= CUTS_IN_FLIGHT) {
+                        awaitAll(calls);
+                        calls.clear();
+                    }
                 }
             }
             awaitAll(calls);

@@ -226,9 +226,22 @@ final class ChunkFile implements AutoCloseable {
         return Crc32cBlocks.crc(merged);
     }
 
-    /** Cuts the chunk to {@code newLength} bytes (only ever shrinks). Returns bytes freed. */
+    /** Cuts the chunk to {@code newLength} bytes (only ever shrinks); its version goes up by one. Returns bytes freed. */
     int truncate(int newLength) throws IOException {
+        return cut(newLength, version + 1);
+    }
+
+    /**
+     * Cuts the chunk to {@code newLength} bytes where it is longer, and gives it version
+     * {@code newVersion} either way (a cut through a chain changes every member's version alike,
+     * whether or not it had bytes to cut). Returns bytes freed.
+     */
+    int cut(int newLength, long newVersion) throws IOException {
         if (newLength >= length) {
+            if (newVersion != version) {
+                version = newVersion;
+                writeHeader();
+            }
             return 0;
         }
         int freed = length - newLength;
@@ -244,7 +257,7 @@ final class ChunkFile implements AutoCloseable {
         }
         crcs = newCrcs;
         length = newLength;
-        version++;
+        version = newVersion;
         meta.truncate(headerBytes + (long) blocks * 4);
         writeMeta(Math.max(0, blocks - 1), blocks);
         return freed;

@@ -298,17 +298,9 @@ public final class ChunkStore implements AutoCloseable {
         Path path = dataPath(chunk);
         return withChunk(path, true, chain.chainId(), file -> {
             chain.checkCurrent().run();
-            long newVersion = version;
-            if (version == 0) {
-                newVersion = Math.max(file.version() + 1, (chain.chainVersion() << 32) + 1);
-            } else {
-                awaitVersion(file, previousVersion);
-                if (file.version() >= version) {
-                    return new WriteResult(file.version(), file.length());
-                } else if (file.version() != previousVersion) {
-                    throw new PlinthException(ErrorCode.CHUNK_BEHIND, chunk + " on target " + targetId + " is at version " + file.version()
-                            + ", the write follows version " + previousVersion);
-                }
+            long newVersion = versionFor(chunk, file, chain, version, previousVersion);
+            if (newVersion == ALREADY_APPLIED) {
+                return new WriteResult(file.version(), file.length());
             }
             previousOut[0] = file.version();
             long growth = Math.max(0, (long) offset + data.remaining() - file.length());
@@ -323,6 +315,53 @@ public final class ChunkStore implements AutoCloseable {
             touched(chain, chunk);
             return new WriteResult(file.version(), file.length());
         });
+    }
+
+    private static final long ALREADY_APPLIED = -1;
+
+    /**
+     * The version a chain write gives the chunk: at the head ({@code version} 0) the next one
+     * within the chain version; behind it, the head's, once the chunk holds the version the
+     * write follows (after waiting a little for an overtaken forward). ALREADY_APPLIED where the
+     * chunk holds that version or a newer one; CHUNK_BEHIND where it missed the one before.
+     */
+    private long versionFor(ChunkId chunk, ChunkFile file, ChainWrite chain, long version, long previousVersion)
+            throws java.io.InterruptedIOException {
+        if (version == 0) {
+            return Math.max(file.version() + 1, (chain.chainVersion() << 32) + 1);
+        }
+        awaitVersion(file, previousVersion);
+        if (file.version() >= version) {
+            return ALREADY_APPLIED;
+        }
+        if (file.version() != previousVersion) {
+            throw new PlinthException(ErrorCode.CHUNK_BEHIND, chunk + " on target " + targetId + " is at version " + file.version()
+                    + ", the write follows version " + previousVersion);
+        }
+        return version;
+    }
+
+    /**
+     * Cuts {@code chunk} to {@code length} bytes as a chain write: versioned and passed down the
+     * chain like one, so that every member cuts at the same point in the chunk's history (a cut
+     * sent to each member on its own could land before a write on one member and after it on
+     * another). At the head a chunk that does not exist has nothing to cut: version 0, and
+     * nothing is created.
+     */
+    public WriteResult cut(ChunkId chunk, ChainWrite chain, int length, long version, long previousVersion, long[] previousOut) {
+        validate(chunk, length, 0);
+        WriteResult result = withChunk(dataPath(chunk), version != 0, chain.chainId(), file -> {
+            chain.checkCurrent().run();
+            long newVersion = versionFor(chunk, file, chain, version, previousVersion);
+            if (newVersion == ALREADY_APPLIED) {
+                return new WriteResult(file.version(), file.length());
+            }
+            previousOut[0] = file.version();
+            usedBytes.addAndGet(-file.cut(length, newVersion));
+            touched(chain, chunk);
+            return new WriteResult(file.version(), file.length());
+        });
+        return result == null ? new WriteResult(0, 0) : result;
     }
 
     /**

@@ -299,7 +299,15 @@ public final class StorageService implements AutoCloseable {
             Applied applied;
             ChunkStore.ChainWrite chain = new ChunkStore.ChainWrite(request.chainId(), request.chainVersion(),
                     () -> requireCurrent(request.chainId(), request.chainVersion()));
-            if (request.wholeChunk()) {
+            if (request.cut()) {
+                if (length != 0 || request.wholeChunk()) {
+                    throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a cut carries no data");
+                }
+                long[] previous = new long[1];
+                ChunkStore.WriteResult result = store.cut(request.chunk(), chain, request.chunkOffset(), request.chunkVersion(),
+                        request.previousVersion(), previous);
+                applied = new Applied(previous[0], result);
+            } else if (request.wholeChunk()) {
                 ChunkStore.WriteResult result = store.installWhole(request.chunk(), chain, data.nioBuffer(), request.segmentCrcs(),
                         request.chunkVersion());
                 applied = new Applied(0, result);
@@ -328,7 +336,8 @@ public final class StorageService implements AutoCloseable {
         List<Integer> order = chain.writeTargets();
         int position = order.indexOf(request.targetId());
         Reply reply = Reply.of(new WriteChunkResult(applied.result().version(), applied.result().length()));
-        if (position == order.size() - 1) {
+        boolean nothingCut = request.cut() && applied.result().version() == 0; // the head has no such chunk: neither has the chain
+        if (position == order.size() - 1 || nothingCut) {
             replicas.end(request.targetId(), request.chunk(), true);
             return CompletableFuture.completedFuture(reply);
         }
@@ -358,7 +367,7 @@ public final class StorageService implements AutoCloseable {
                     throw new PlinthException(ErrorCode.CHAIN_CHANGED, request.chunk() + " vanished before it was passed on");
                 }
                 WriteChunk down = new WriteChunk(successor, request.chunk(), 0, Arrays.stream(copy.blockCrcs()).boxed().toList(),
-                        request.chainId(), request.chainVersion(), copy.version(), 0, true);
+                        request.chainId(), request.chainVersion(), copy.version(), 0, true, false);
                 call = cluster.connectionTo(successor).callAsync(down, io.netty.buffer.Unpooled.wrappedBuffer(copy.data()), timeout);
             } else {
                 // a write keeps the version the head gave it all the way down: a member that already held a newer version
@@ -366,7 +375,7 @@ public final class StorageService implements AutoCloseable {
                 boolean fromClient = request.chunkVersion() == 0;
                 WriteChunk down = new WriteChunk(successor, request.chunk(), request.chunkOffset(), request.segmentCrcs(), request.chainId(),
                         request.chainVersion(), fromClient ? applied.result().version() : request.chunkVersion(),
-                        fromClient ? applied.previousVersion() : request.previousVersion(), false);
+                        fromClient ? applied.previousVersion() : request.previousVersion(), false, request.cut());
                 call = cluster.connectionTo(successor).callAsync(down, data, timeout);
             }
         } catch (RuntimeException e) {

@@ -18,13 +18,20 @@ public final class StorageMessages {
      * version and the one it follows ({@code previousVersion}). {@code wholeChunk} marks a
      * forward that carries the whole chunk as of {@code chunkVersion} (to a syncing member, or to
      * one that missed a version): it replaces what the receiver holds if that is older.
+     * {@code cut} marks a truncation instead: no data, the chunk is cut to {@code chunkOffset}
+     * bytes, versioned and passed down like a write.
      */
     public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId, long chainVersion,
-                             long chunkVersion, long previousVersion, boolean wholeChunk) {
+                             long chunkVersion, long previousVersion, boolean wholeChunk, boolean cut) {
         /** A client's write, to the head of its chain. */
         public static WriteChunk fromClient(int headTargetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId,
                                             long chainVersion) {
-            return new WriteChunk(headTargetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, 0, 0, false);
+            return new WriteChunk(headTargetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, 0, 0, false, false);
+        }
+
+        /** A client's truncation of one chunk of a replicated chain to {@code length} bytes, to the head. */
+        public static WriteChunk cutFromClient(int headTargetId, ChunkId chunk, int length, int chainId, long chainVersion) {
+            return new WriteChunk(headTargetId, chunk, length, List.of(), chainId, chainVersion, 0, 0, false, true);
         }
     }
 
