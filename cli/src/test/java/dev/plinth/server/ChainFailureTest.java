@@ -289,7 +289,35 @@ class ChainFailureTest {
             }
             assertThat(affectedBytes).as("the lost target held some replicated data").isPositive();
             assertThat(bytesLost).isZero();
+
+            // The lost target comes back: its copies of the chains it was replaced in are garbage, and its scrubber removes them.
+            assertThat(orphanedChunks(after, victim)).as("chunks left on the lost target").isPositive();
+            victim.ownSettings = List.of("storage.scrub-interval-millis=500");
+            victim.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (orphanedChunks(client.refreshClusterMap(), victim) > 0) {
+                assertThat(System.nanoTime()).as("orphaned chunks were not removed in 60 s").isLessThan(deadline);
+                Thread.sleep(200);
+            }
         }
+    }
+
+    /** Chunk files on {@code node}'s target whose chain no longer has the target. */
+    private static long orphanedChunks(ClusterMap map, ProcessCluster.StorageNodeProcess node) throws java.io.IOException {
+        long orphaned = 0;
+        try (var files = Files.walk(node.target.resolve("chunks"))) {
+            for (Path meta : files.filter(p -> p.toString().endsWith(".meta")).toList()) {
+                try (var channel = java.nio.channels.FileChannel.open(meta)) {
+                    ChainInfo chain = map.chain(ChunkFormat.readHeader(channel, meta).chainId());
+                    if (chain != null && chain.stateOf(node.targetId) == null) {
+                        orphaned++;
+                    }
+                } catch (java.nio.file.NoSuchFileException e) {
+                    // removed while we looked
+                }
+            }
+        }
+        return orphaned;
     }
 
     @org.junit.jupiter.api.Test

@@ -77,6 +77,21 @@ final class ChainTables {
                 ? withState(chain, targetId, MemberState.SYNCING) : chain);
     }
 
+    /**
+     * {@code targetId}'s process started again (it registered anew): it may have lost writes it
+     * had not passed on and forgotten which of its chunks were not yet committed, so wherever
+     * another member serves it syncs before it serves again; where it is the only serving member
+     * it stays (it has every committed write); where it was offline it syncs as on return.
+     */
+    static List<ChainInfo> restarted(List<ChainInfo> chains, int targetId) {
+        return change(chains, targetId, chain -> {
+            MemberState state = chain.stateOf(targetId);
+            long serving = chain.members().stream().filter(m -> m.state() == MemberState.SERVING).count();
+            boolean resync = state == MemberState.OFFLINE || (state == MemberState.SERVING && serving > 1);
+            return resync ? withState(chain, targetId, MemberState.SYNCING) : chain;
+        });
+    }
+
     /** {@code targetId} has caught up with chain {@code chainId}: it becomes the chain's new tail. */
     static List<ChainInfo> synced(List<ChainInfo> chains, int chainId, int targetId) {
         return change(chains, targetId, chain -> chain.chainId() == chainId && chain.stateOf(targetId) == MemberState.SYNCING

@@ -277,7 +277,7 @@ public final class MgmtService implements AutoCloseable {
                 pools = changePool(pools, Layout.DEFAULT_POOL, members -> members.add(usage.targetId()));
                 chains.add(new ChainInfo(usage.targetId(), 1, List.of(new ChainMember(usage.targetId(), MemberState.SERVING))));
             } else {
-                chains = ChainTables.returned(chains, usage.targetId());
+                chains = ChainTables.restarted(chains, usage.targetId());
                 offlineSince.remove(usage.targetId());
             }
         }

@@ -124,4 +124,14 @@ class ChainTablesTest {
         assertThat(retry.getFirst().writeTargets()).containsExactly(1, 3, 2);
         assertThat(retry.getFirst().stateOf(2)).isEqualTo(MemberState.SYNCING);
     }
+
+    @Test
+    void aRestartedMemberSyncsBeforeItServesAgainUnlessItServesAlone() {
+        List<ChainInfo> chains = List.of(chain(1001, 1, 2), ChainTables.offline(List.of(chain(1002, 2, 1)), 2).getFirst(), chain(1, 1));
+        List<ChainInfo> after = ChainTables.restarted(chains, 1);
+        assertThat(after.get(0).targetIds()).containsExactly(2);            // 2 serves; 1 catches up first
+        assertThat(after.get(0).stateOf(1)).isEqualTo(MemberState.SYNCING);
+        assertThat(after.get(1)).isEqualTo(chains.get(1));                    // 1 serves chain 1002 alone: it stays
+        assertThat(after.get(2)).isEqualTo(chains.get(2));                    // and its own one-replica chain too
+    }
 }

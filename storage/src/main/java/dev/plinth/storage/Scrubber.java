@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * {@code storage.scrub-interval-millis}, and checks each block's CRC32C; a damaged chunk is
  * replaced with a copy from another serving member of its chain (a one-replica chunk can only be
  * reported). Chunks that a reader found damaged ({@code RepairChunk}) are checked first, from a
- * bounded queue.
+ * bounded queue. Chunks of chains that no longer include the target (it was replaced after
+ * being declared lost) are removed as the pass meets them.
  */
 final class Scrubber implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Scrubber.class);
@@ -45,7 +46,8 @@ final class Scrubber implements AutoCloseable {
         this.intervalNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, intervalMillis));
         this.scrubbedBytes = dev.plinth.wire.Metrics.counter(registry, "plinth_scrub_bytes", "Bytes the scrubber re-read and checked.", "target");
         this.checkedChunks = dev.plinth.wire.Metrics.counter(registry, "plinth_scrub_chunks",
-                "Chunks checked by the scrubber or on a reader's report, by result (ok, repaired, unrepairable).", "target", "result");
+                "Chunks checked by the scrubber or on a reader's report, by result (ok, repaired, unrepairable; orphaned: removed, "
+                        + "its chain gave this target's place to another).", "target", "result");
         this.worker = Thread.ofPlatform().name("storage-scrub").daemon().unstarted(this::run);
     }
 
@@ -97,6 +99,12 @@ final class Scrubber implements AutoCloseable {
                 if (suspect != null) {
                     check(suspect.target(), suspect.chunk(), ChunkStore.UNREADABLE);
                 }
+                if (orphaned(target, stored)) {
+                    target.removeStale(stored.chunk(), stored.chainId());
+                    checkedChunks.labelValues(Integer.toString(target.targetId()), "orphaned").inc();
+                    after = stored.chunk();
+                    continue;
+                }
                 check(target, stored.chunk(), stored.chainId());
                 scrubbedBytes.labelValues(Integer.toString(target.targetId())).inc(stored.length());
                 long pauseMillis = stored.length() * 1000L / bytesPerSecond;
@@ -106,6 +114,16 @@ final class Scrubber implements AutoCloseable {
                 after = stored.chunk();
             }
         } while (page.size() == PAGE);
+    }
+
+    /**
+     * Whether a chunk belongs to a chain that no longer has this target: mgmt gave its place to
+     * another target (the target was declared lost, then came back), which copied the chain's
+     * chunks, so this copy is garbage. A chain this node's map does not know yet is left alone.
+     */
+    private boolean orphaned(ChunkStore target, ChunkStore.StoredChunk stored) {
+        ChainInfo chain = stored.chainId() == ChunkStore.UNREADABLE ? null : node.map().chain(stored.chainId());
+        return chain != null && chain.stateOf(target.targetId()) == null;
     }
 
     /** Verifies one chunk and repairs it if damaged; {@code chainId} as the scan found it, or UNREADABLE to look it up. */
