@@ -30,6 +30,7 @@ final class GatewayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        dev.plinth.common.log.LogContext.node("gateway");
         Config config = client.config();
         HostPort address = HostPort.parse(listen != null ? listen : config.get(Settings.S3_LISTEN));
         PlinthClient plinth = client.connect(config, Credentials.ROOT, "s3-gateway");

@@ -47,6 +47,7 @@ final class MountCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        dev.plinth.common.log.LogContext.node("mount");
         MountOptions mountOptions = MountOptions.parse(String.join(",", options), client.config(), isRoot());
         if (daemon) {
             return startDaemon();

@@ -78,6 +78,7 @@ public final class EmbeddedServer implements AutoCloseable {
     }
 
     public static EmbeddedServer start(Path dataDirectory, Config config) {
+        dev.plinth.common.log.LogContext.node("server");
         requireNonNull(dataDirectory, "dataDirectory is null");
         EmbeddedServer server = new EmbeddedServer(dataDirectory.toAbsolutePath());
         try {
@@ -275,6 +276,10 @@ public final class EmbeddedServer implements AutoCloseable {
     /** Stops the roles in reverse order of start. */
     @Override
     public void close() {
+        // the storage node first: its heartbeats reach mgmt through the RPC server, which must outlive them
+        if (storageNode != null && resources.remove(storageNode)) {
+            resources.add(storageNode);
+        }
         for (int i = resources.size() - 1; i >= 0; i--) {
             try {
                 resources.get(i).close();

@@ -12,6 +12,7 @@ import dev.plinth.mgmt.MgmtService;
 import dev.plinth.storage.ChunkStore;
 import dev.plinth.storage.StorageNode;
 import dev.plinth.wire.ClusterSecret;
+import dev.plinth.common.log.LogContext;
 import dev.plinth.wire.HostPort;
 import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcConnections;
@@ -53,6 +54,7 @@ public final class Roles {
      * {@code selfIndex}) is not empty.
      */
     public static RoleServer startMgmt(Path dataDirectory, ClusterSecret secret, Config config, List<HostPort> raftPeers, int selfIndex) {
+        LogContext.node(raftPeers.isEmpty() ? "mgmt" : "mgmt-" + selfIndex);
         RoleServer server = new RoleServer("mgmt");
         try {
             MgmtService mgmt = server.own(new MgmtService(dataDirectory.resolve("mgmt"), config, raftPeers, selfIndex));
@@ -69,6 +71,7 @@ public final class Roles {
 
     /** Metadata target {@code mdtId} (one Raft replica), under {@code dataDirectory}, registered with mgmt. */
     public static RoleServer startMeta(Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, ClusterSecret secret, Config config) {
+        LogContext.node("meta-" + mdtId);
         RoleServer server = new RoleServer("meta");
         try {
             Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt" + mdtId);
@@ -112,6 +115,7 @@ public final class Roles {
             RpcConnections connections = server.own(new RpcConnections(secret, "storage", config));
             MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas);
             int node = nodeId != null ? nodeId : storedOrAllocatedNodeId(targetDirectories, mgmt);
+            LogContext.node("storage-" + node);
             for (Path directory : targetDirectories) {
                 Files.createDirectories(directory);
                 Files.writeString(directory.resolve("node.id"), node + "\n");

@@ -418,12 +418,12 @@ public final class StorageService implements AutoCloseable {
      */
     private <T> CompletableFuture<T> onDisk(RequestContext context, Supplier<T> work, Runnable onRejected) {
         try {
-            return CompletableFuture.supplyAsync(() -> {
+            return CompletableFuture.supplyAsync(dev.plinth.common.log.LogContext.carry(() -> {
                 if (context.expired()) {
                     throw new PlinthException(ErrorCode.TIMED_OUT, "request expired in the storage queue");
                 }
                 return work.get();
-            }, ioExecutor);
+            }), ioExecutor);
         } catch (RejectedExecutionException e) {
             if (onRejected != null) {
                 onRejected.run();

@@ -6,6 +6,7 @@ import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
+import dev.plinth.common.log.LogContext;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
 import dev.plinth.wire.messages.HandshakeMessages.Challenge;
 import dev.plinth.wire.messages.HandshakeMessages.ErrorReply;
@@ -23,10 +24,12 @@ import io.netty.channel.local.LocalAddress;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.handler.codec.DecoderException;
 import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The one RPC listener of a process; every role registers its handlers in the dispatcher.
@@ -144,6 +147,8 @@ public final class RpcServer implements AutoCloseable {
     private final class ConnectionHandler extends SimpleChannelInboundHandler<Frame> {
         private final byte[] serverNonce = ClusterSecret.nonce();
         private boolean helloSeen;
+        /** The client name the peer gave in its Hello: the first part of its requests' ids in logs. */
+        private String peerName = "?";
         private boolean authenticated;
         private int inflightRequests;
         private final boolean fileRegions;
@@ -198,14 +203,27 @@ public final class RpcServer implements AutoCloseable {
             if (++inflightRequests >= inflightRequestsMax) {
                 channel.config().setAutoRead(false);
             }
-            dispatcher.dispatch(requestContext, request, frame.data()).whenComplete((reply, failure) -> {
+            String requestId = peerName + "@" + channel.remoteAddress() + "#" + correlationId;
+            String previousRequest = MDC.get(LogContext.REQUEST);
+            MDC.put(LogContext.REQUEST, requestId);
+            CompletableFuture<Reply> dispatched;
+            try {
+                dispatched = dispatcher.dispatch(requestContext, request, frame.data());
+            } finally {
+                if (previousRequest == null) {
+                    MDC.remove(LogContext.REQUEST);
+                } else {
+                    MDC.put(LogContext.REQUEST, previousRequest);
+                }
+            }
+            dispatched.whenComplete((reply, failure) -> {
                 frame.release();
                 if (failure != null) {
                     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
                     if (cause instanceof PlinthException plinth) {
                         sendError(channel, type, correlationId, plinth.code(), plinth.detail());
                     } else {
-                        LOG.error("request {} failed with a bug", request.getClass().getSimpleName(), cause);
+                        LOG.error("request {} {} failed with a bug", request.getClass().getSimpleName(), requestId, cause);
                         sendError(channel, type, correlationId, ErrorCode.INTERNAL, cause.toString());
                     }
                 } else if (!channel.isActive()) {
@@ -224,6 +242,7 @@ public final class RpcServer implements AutoCloseable {
         private void handshake(Channel channel, int type, long correlationId, Record request) {
             if (request instanceof Hello hello && !helloSeen) {
                 helloSeen = true;
+                peerName = hello.clientName() == null || hello.clientName().isEmpty() ? "?" : hello.clientName();
                 if (hello.protocolVersion() != Frame.PROTOCOL_VERSION) {
                     sendError(channel, type, correlationId, ErrorCode.VERSION_MISMATCH, "client speaks version " + hello.protocolVersion());
                     channel.close();
