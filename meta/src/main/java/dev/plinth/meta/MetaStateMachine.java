@@ -27,13 +27,8 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
-import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.rocksdb.WriteBatchWithIndex;
 import org.slf4j.Logger;
@@ -51,11 +46,10 @@ import org.slf4j.LoggerFactory;
  * <p>Snapshot: flush RocksDB's memtables and record the applied index; Ratis may then purge the
  * log up to it. Ratis applies entries on one thread; queries run concurrently on RocksDB.
  */
-public final class MetaStateMachine extends BaseStateMachine {
+public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(MetaStateMachine.class);
     private static final int DEDUP_WINDOW_PER_CLIENT = 4096;
 
-    private final SimpleStateMachineStorage snapshots = new SimpleStateMachineStorage();
     private final Path storeDirectory;
     private final int mdtIndex;
     private final long leaseMillis;
@@ -85,7 +79,6 @@ public final class MetaStateMachine extends BaseStateMachine {
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
-        snapshots.init(raftStorage);
         store = MetaStore.open(storeDirectory);
         long[] applied = store.appliedTermIndex();
         appliedInStore = applied[1];
@@ -110,29 +103,11 @@ public final class MetaStateMachine extends BaseStateMachine {
         store.flush();
     }
 
+    /** RocksDB is the state: flushed, it holds everything applied; the file only marks the index. */
     @Override
-    public StateMachineStorage getStateMachineStorage() {
-        return snapshots;
-    }
-
-    @Override
-    public SingleFileSnapshotInfo getLatestSnapshot() {
-        return snapshots.getLatestSnapshot();
-    }
-
-    @Override
-    public long takeSnapshot() throws IOException {
-        TermIndex last = getLastAppliedTermIndex();
-        if (last == null || last.getIndex() <= 0) {
-            return -1;
-        }
+    protected void writeSnapshot(Path file, long index) throws IOException {
         store.flush();
-        Path file = snapshots.getSnapshotFile(last.getTerm(), last.getIndex()).toPath();
-        Files.createDirectories(file.getParent());
-        Files.writeString(file, "rocksdb flushed through index " + last.getIndex() + "\n");
-        var md5 = org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(file.toFile());
-        snapshots.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, md5), last));
-        return last.getIndex();
+        Files.writeString(file, "rocksdb flushed through index " + index + "\n");
     }
 
     @Override

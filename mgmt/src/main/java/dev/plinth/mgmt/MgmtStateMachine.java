@@ -18,13 +18,8 @@ import java.util.function.Consumer;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
@@ -42,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * small (tens of kilobytes for hundreds of targets) and change rarely: on membership, chain and
  * pool changes, not on heartbeats.
  */
-final class MgmtStateMachine extends BaseStateMachine {
+final class MgmtStateMachine extends dev.plinth.raft.FileSnapshotStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(MgmtStateMachine.class);
     private static final byte[] APPLIED = {1};
     private static final byte[] OVERTAKEN = {0};
@@ -51,7 +46,6 @@ final class MgmtStateMachine extends BaseStateMachine {
     record Change(long baseChanges, State next) {}
 
     private final Path stateFile;
-    private final SimpleStateMachineStorage snapshots = new SimpleStateMachineStorage();
     private volatile State state;
     private volatile Consumer<State> listener = state -> { };
 
@@ -103,7 +97,6 @@ final class MgmtStateMachine extends BaseStateMachine {
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
-        snapshots.init(raftStorage);
         SingleFileSnapshotInfo snapshot = snapshots.getLatestSnapshot();
         if (snapshot != null) {
             // The state file is at least as new as the snapshot; entries after it replay as no-ops.
@@ -126,27 +119,8 @@ final class MgmtStateMachine extends BaseStateMachine {
     }
 
     @Override
-    public StateMachineStorage getStateMachineStorage() {
-        return snapshots;
-    }
-
-    @Override
-    public SingleFileSnapshotInfo getLatestSnapshot() {
-        return snapshots.getLatestSnapshot();
-    }
-
-    @Override
-    public long takeSnapshot() throws IOException {
-        TermIndex last = getLastAppliedTermIndex();
-        if (last == null || last.getIndex() <= 0) {
-            return -1;
-        }
-        Path file = snapshots.getSnapshotFile(last.getTerm(), last.getIndex()).toPath();
-        Files.createDirectories(file.getParent());
+    protected void writeSnapshot(Path file, long index) {
         save(file, state);
-        var md5 = org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(file.toFile());
-        snapshots.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, md5), last));
-        return last.getIndex();
     }
 
     @Override

@@ -520,55 +520,130 @@ public final class ChunkStore implements AutoCloseable {
 
     public static final int UNREADABLE = Integer.MIN_VALUE;
 
-    private static final Comparator<ChunkId> CHUNK_ORDER = Comparator.comparingLong(ChunkId::inodeId).thenComparingInt(ChunkId::objectIndex)
-            .thenComparingLong(ChunkId::chunkIndex);
+    /**
+     * The order chunks are listed in: the order of the directories they live in (bucket = the
+     * inode id's last byte, then inode, object, chunk), so that a page can continue where the
+     * last one ended without walking the whole target again.
+     */
+    private static final Comparator<ChunkId> CHUNK_ORDER = Comparator.<ChunkId>comparingLong(c -> c.inodeId() & 0xff)
+            .thenComparing(ChunkId::inodeId, Long::compareUnsigned).thenComparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
+    private static final Comparator<ChunkId> IN_INODE_ORDER = Comparator.comparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
+    private static final int BUCKETS = 256;
+    private static final int BUCKET_LISTINGS_CACHED = 8;
+
+    /** A bucket directory's inode ids, sorted, as of the directory's modification time. */
+    private record BucketListing(java.nio.file.attribute.FileTime modified, long[] inodes) {}
+
+    /** Recent bucket listings, so that the pages of one pass list each bucket once (refreshed when the directory changes). */
+    private final Map<Integer, BucketListing> bucketListings = new ConcurrentHashMap<>();
 
     /**
      * The chunks of chain {@code chainId} on this target after {@code startAfter} (null: from the
-     * first), in (inode, object, chunk) order, at most {@code limit}.
+     * first), in listing order, at most {@code limit}.
      */
     public List<ChunkEntry> listChunks(int chainId, ChunkId startAfter, int limit) {
-        return scan(startAfter, Integer.MAX_VALUE).stream().filter(c -> c.chainId() == chainId).limit(limit)
-                .map(c -> new ChunkEntry(c.chunk(), c.version(), c.length())).toList();
+        return scan(startAfter, limit, chainId).stream().map(c -> new ChunkEntry(c.chunk(), c.version(), c.length())).toList();
     }
 
     /**
-     * Every chunk on this target after {@code startAfter} (null: from the first), in (inode,
-     * object, chunk) order, at most {@code limit}, with its chain (a format-1 chunk's is this
-     * target's). Reads every chunk's header: a walk of the whole target per call, which is what
-     * resync and scrub cost until chunks are indexed.
+     * Every chunk on this target after {@code startAfter} (null: from the first), in listing
+     * order, at most {@code limit}, with its chain (a format-1 chunk's is this target's).
      */
     public List<StoredChunk> scan(ChunkId startAfter, int limit) {
+        return scan(startAfter, limit, null);
+    }
+
+    /**
+     * Walks the chunk directories from {@code startAfter} on, reading the headers of the chunks
+     * it passes, until {@code limit} chunks (of chain {@code chainId}, where given) are found:
+     * a page costs the chunks it passes plus its bucket's listing (kept between pages), not a
+     * walk of the whole target.
+     */
+    private List<StoredChunk> scan(ChunkId startAfter, int limit, Integer chainId) {
+        List<StoredChunk> found = new ArrayList<>();
+        try {
+            for (int bucket = startAfter == null ? 0 : (int) (startAfter.inodeId() & 0xff); bucket < BUCKETS; bucket++) {
+                for (long inode : inodesIn(bucket)) {
+                    if (startAfter != null && bucket == (startAfter.inodeId() & 0xff) && Long.compareUnsigned(inode, startAfter.inodeId()) < 0) {
+                        continue;
+                    }
+                    for (ChunkId chunk : chunksOf(inode)) {
+                        if (startAfter != null && CHUNK_ORDER.compare(chunk, startAfter) <= 0) {
+                            continue;
+                        }
+                        StoredChunk stored = header(chunk);
+                        if (stored != null && (chainId == null || stored.chainId() == chainId)) {
+                            found.add(stored);
+                            if (found.size() >= limit) {
+                                return found;
+                            }
+                        }
+                    }
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot list chunks of target " + targetId + ": " + e.getMessage(), e);
+        }
+        return found;
+    }
+
+    private long[] inodesIn(int bucket) throws IOException {
+        Path directory = chunksRoot.resolve(String.format("%02x", bucket));
+        java.nio.file.attribute.FileTime modified;
+        try {
+            modified = Files.getLastModifiedTime(directory);
+        } catch (NoSuchFileException e) {
+            return new long[0];
+        }
+        BucketListing cached = bucketListings.get(bucket);
+        if (cached != null && cached.modified().equals(modified)) {
+            return cached.inodes();
+        }
+        long[] inodes;
+        try (Stream<Path> entries = Files.list(directory)) {
+            inodes = entries.map(p -> p.getFileName().toString()).filter(name -> name.length() == 16).mapToLong(name -> {
+                try {
+                    return Long.parseUnsignedLong(name, 16);
+                } catch (NumberFormatException e) {
+                    return 0;
+                }
+            }).filter(inode -> inode != 0).toArray();
+        } catch (NoSuchFileException e) {
+            return new long[0];
+        }
+        Long[] boxed = java.util.Arrays.stream(inodes).boxed().sorted(Long::compareUnsigned).toArray(Long[]::new);
+        inodes = java.util.Arrays.stream(boxed).mapToLong(Long::longValue).toArray();
+        if (bucketListings.size() >= BUCKET_LISTINGS_CACHED) {
+            bucketListings.clear();
+        }
+        bucketListings.put(bucket, new BucketListing(modified, inodes));
+        return inodes;
+    }
+
+    private List<ChunkId> chunksOf(long inode) throws IOException {
         List<ChunkId> chunks = new ArrayList<>();
-        try (Stream<Path> files = Files.walk(chunksRoot, 3)) {
-            for (Path meta : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".meta"))::iterator) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(ChunkFormat.inodeDirectory(root, inode), "*.meta")) {
+            for (Path meta : files) {
                 ChunkId chunk = chunkIdOf(meta);
-                if (chunk != null && (startAfter == null || CHUNK_ORDER.compare(chunk, startAfter) > 0)) {
+                if (chunk != null) {
                     chunks.add(chunk);
                 }
             }
         } catch (NoSuchFileException e) {
             return List.of();
-        } catch (IOException | java.io.UncheckedIOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "cannot list chunks of target " + targetId + ": " + e.getMessage(), e);
         }
-        chunks.sort(CHUNK_ORDER);
-        List<StoredChunk> found = new ArrayList<>();
-        for (ChunkId chunk : chunks) {
-            if (found.size() >= limit) {
-                break;
-            }
-            try {
-                StoredChunk stored = withChunk(dataPath(chunk), false, file -> new StoredChunk(chunk,
-                        file.chainId() == ChunkFormat.OWN_CHAIN ? targetId : file.chainId(), file.version(), file.length()));
-                if (stored != null) {
-                    found.add(stored);
-                }
-            } catch (PlinthException e) {
-                found.add(new StoredChunk(chunk, UNREADABLE, -1, 0));
-            }
+        chunks.sort(IN_INODE_ORDER);
+        return chunks;
+    }
+
+    /** A chunk's header as a listing reports it; null if the chunk went away meanwhile. */
+    private StoredChunk header(ChunkId chunk) {
+        try {
+            return withChunk(dataPath(chunk), false, file -> new StoredChunk(chunk,
+                    file.chainId() == ChunkFormat.OWN_CHAIN ? targetId : file.chainId(), file.version(), file.length()));
+        } catch (PlinthException e) {
+            return new StoredChunk(chunk, UNREADABLE, -1, 0);
         }
-        return found;
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -175,5 +176,41 @@ class ChunkStoreTest {
         assertThatThrownBy(() -> store.read(new ChunkId(0, 0, 0), 0, 1)).isInstanceOf(PlinthException.class);
         assertThatThrownBy(() -> ChunkStore.open(directory.resolve("t"), 2, 0)).isInstanceOf(PlinthException.class);
         store.close();
+    }
+
+    @Test
+    void pagesOfAListingCoverEveryChunkOnceAndSeeChunksAddedBehindTheCursor() {
+        try (ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 1L << 30)) {
+            java.util.Set<ChunkId> written = new java.util.HashSet<>();
+            java.util.Random random = new java.util.Random(3);
+            for (int i = 0; i < 120; i++) {
+                // few buckets (last byte) and several inodes per bucket, so pages end inside buckets and inodes
+                long inode = ((long) random.nextInt(1 << 20) << 8) | random.nextInt(3) | (random.nextBoolean() ? 0x8000_0000_0000_0000L : 0);
+                ChunkId chunk = new ChunkId(inode, random.nextInt(2), random.nextInt(4));
+                write(store, chunk, 0, new byte[] {(byte) i});
+                written.add(chunk);
+            }
+            java.util.List<ChunkId> listed = new java.util.ArrayList<>();
+            ChunkId after = null;
+            boolean added = false;
+            java.util.List<ChunkStore.StoredChunk> page;
+            do {
+                page = store.scan(after, 7);
+                page.forEach(stored -> listed.add(stored.chunk()));
+                after = page.isEmpty() ? after : page.getLast().chunk();
+                if (!added && listed.size() > 50) {
+                    // a chunk created ahead of the cursor, in the bucket being listed, shows up in a later page
+                    ChunkId ahead = new ChunkId(after.inodeId(), 9, 9);
+                    write(store, ahead, 0, new byte[] {1});
+                    written.add(ahead);
+                    added = true;
+                }
+            } while (page.size() == 7);
+
+            assertThat(listed).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(written);
+            assertThat(store.listChunks(1, null, 1000)).extracting(ChunkEntry::chunk).containsExactlyElementsOf(
+                    store.scan(null, 1000).stream().map(ChunkStore.StoredChunk::chunk).toList());
+            assertThat(store.listChunks(2, null, 1000)).isEmpty(); // no chunk of another chain here
+        }
     }
 }
