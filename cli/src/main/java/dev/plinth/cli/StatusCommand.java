@@ -31,23 +31,33 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() {
         ClusterMap map;
         StatFsReply statFs;
+        String answering;
         try (PlinthClient plinth = client.connect()) {
             map = plinth.refreshClusterMap();
             statFs = plinth.statFs();
+            answering = plinth.mgmt().answering().toString();
         }
         List<String> attention = ClusterStatus.attention(map);
         if (json) {
-            System.out.println(Json.write(ClusterStatus.describe(map, client.serverAddress().toString(),
-                    new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()})));
+            var described = ClusterStatus.describe(map, client.serverAddress().toString(),
+                    new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()});
+            if (client.serverAddresses().size() > 1) {
+                described.put("mgmt_replicas", client.serverAddresses().stream().map(Object::toString).toList());
+                described.put("mgmt_leader", answering);
+            }
+            System.out.println(Json.write(described));
         } else {
-            print(map, statFs, attention);
+            print(map, statFs, attention, answering);
         }
         return ClusterStatus.somethingOffline(map) ? 1 : 0;
     }
 
-    private void print(ClusterMap map, StatFsReply statFs, List<String> attention) {
+    private void print(ClusterMap map, StatFsReply statFs, List<String> attention, String answering) {
         long used = statFs.capacityBytes() - statFs.freeBytes();
         System.out.printf(Locale.ROOT, "cluster  %s (map version %d)%n", client.serverAddress(), map.version());
+        if (client.serverAddresses().size() > 1) {
+            System.out.printf(Locale.ROOT, "mgmt     %d replicas, %s leads%n", client.serverAddresses().size(), answering);
+        }
         System.out.printf(Locale.ROOT, "space    %s used of %s (%d%%), %s free; %d inodes%n", Sizes.format(used), Sizes.format(statFs.capacityBytes()),
                 statFs.capacityBytes() == 0 ? 0 : Math.round(100.0 * used / statFs.capacityBytes()), Sizes.format(statFs.freeBytes()), statFs.inodes());
         System.out.println();

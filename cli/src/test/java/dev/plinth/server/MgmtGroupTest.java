@@ -58,6 +58,7 @@ class MgmtGroupTest {
             System.out.printf("mgmt leader %d killed; replica %d leads and answers after %d ms%n", leader.index, next.index,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
             writeFiles(client, "after-leader-change", written, random);
+            assertThat(status(cluster)).contains("mgmt     3 replicas, " + next.rpc + " leads");
 
             // The new leader watches heartbeats: a storage node killed now goes offline and its chains go on without it.
             ProcessCluster.StorageNodeProcess victim = cluster.storageNodes().getFirst();
@@ -96,6 +97,19 @@ class MgmtGroupTest {
                 assertThat(ClusterSmokeTest.readAll(client, file.getKey())).as(file.getKey()).isEqualTo(file.getValue());
             }
         }
+    }
+
+    /** What `plinth status` prints, given every mgmt replica. */
+    private static String status(ProcessCluster cluster) {
+        java.io.PrintStream out = System.out;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        try {
+            System.setOut(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+            dev.plinth.cli.Main.run("status", "--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
+        } finally {
+            System.setOut(out);
+        }
+        return captured.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private static void writeFiles(PlinthClient client, String prefix, Map<String, byte[]> written, Random random) {

@@ -239,7 +239,7 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     /** The management service: the address (or mgmt replicas) the client was given. */
-    MgmtClient mgmt() {
+    public MgmtClient mgmt() {
         return mgmt;
     }
 

@@ -30,6 +30,11 @@ public final class MgmtClient {
         return replicas;
     }
 
+    /** The replica that answered last: with a mgmt group, the leader as far as this caller knows. */
+    public HostPort answering() {
+        return replicas.get(preferred);
+    }
+
     public <R extends Record> R request(Record request) {
         PlinthException last = null;
         int first = preferred;
