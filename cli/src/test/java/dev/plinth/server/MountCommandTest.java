@@ -123,10 +123,7 @@ class MountCommandTest {
     private record Result(int exitCode, String output) {}
 
     private static List<String> command(MiniCluster cluster, List<String> arguments) {
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
-        command.addAll(arguments);
+        List<String> command = new ArrayList<>(TestProcesses.plinth(List.of("-Xmx256m"), arguments));
         if (arguments.getFirst().equals("mount") && arguments.size() > 1) {
             command.addAll(List.of("--server", cluster.server().rpcAddress().toString(), "--secret-file", cluster.server().secretFile().toString()));
         }

@@ -304,15 +304,11 @@ final class ProcessCluster implements AutoCloseable {
     /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
     private Process launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
         Files.deleteIfExists(endpoints);
-        String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> command = new ArrayList<>();
         if (network != null) {
             command.addAll(List.of("ip", "netns", "exec", network.namespace));
         }
-        command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-                "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
-        command.addAll(List.of(arguments));
+        command.addAll(TestProcesses.plinth(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of(arguments)));
         if (!command.contains("--listen")) {
             command.addAll(List.of("--listen", host + ":0"));
         }
@@ -323,18 +319,8 @@ final class ProcessCluster implements AutoCloseable {
         Path log = directory.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
-            }
-            if (Files.exists(endpoints) && RPC.matcher(Files.readString(endpoints)).find()) {
-                return process;
-            }
-            Thread.sleep(50);
-        }
-        process.destroyForcibly();
-        throw new IllegalStateException(name + " did not start in 60 s; see " + log);
+        TestProcesses.awaitEndpoints(process, name, endpoints, log);
+        return process;
     }
 
     private static int freePort() throws IOException {

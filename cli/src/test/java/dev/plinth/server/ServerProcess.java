@@ -16,7 +16,6 @@ import java.util.regex.Pattern;
 
 /** `plinth server` as a separate JVM (small heap), for failure tests that kill it for real. */
 final class ServerProcess implements AutoCloseable {
-    private static final Pattern RPC = Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
     private final Process process;
     private final Path data;
     private final HostPort address;
@@ -41,29 +40,11 @@ final class ServerProcess implements AutoCloseable {
         Files.createDirectories(data);
         Path endpoints = data.resolve("endpoints.json");
         Files.deleteIfExists(endpoints);
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = new java.util.ArrayList<>(List.of(java));
-        command.addAll(memoryOptions);
-        command.addAll(List.of("-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main",
-                "server", "--data", data.toString(), "--listen", listen, "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"));
+        List<String> command = TestProcesses.plinth(memoryOptions, List.of("server", "--data", data.toString(), "--listen", listen,
+                "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"));
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("server exited with " + process.exitValue() + "; see " + log);
-            }
-            if (Files.exists(endpoints)) {
-                Matcher matcher = RPC.matcher(Files.readString(endpoints));
-                if (matcher.find()) {
-                    return new ServerProcess(process, data, HostPort.parse(matcher.group(1)));
-                }
-            }
-            Thread.sleep(100);
-        }
-        process.destroyForcibly();
-        throw new IllegalStateException("server did not start in 60 s; see " + log);
+        return new ServerProcess(process, data, TestProcesses.awaitEndpoints(process, "server", endpoints, log));
     }
 
     /** The S3 endpoint URL the server wrote to endpoints.json. */

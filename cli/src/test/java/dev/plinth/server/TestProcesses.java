@@ -58,4 +58,45 @@ public final class TestProcesses {
         assertThat(finished).as("%s finished within %d ms; output:%n%s", command.getFirst(), limit.toMillis(), output).isTrue();
         return new Result(process.exitValue(), output.toString());
     }
+
+    /**
+     * The command line of a `plinth` JVM on this test's class path, as the failure tests start
+     * them: {@code jvmOptions} (heap, direct memory), SerialGC, then {@code arguments}.
+     */
+    public static java.util.List<String> plinth(List<String> jvmOptions, List<String> arguments) {
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        java.util.List<String> command = new java.util.ArrayList<>(List.of(java));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+                "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
+        command.addAll(arguments);
+        return command;
+    }
+
+    /** The RPC address in a role's endpoints file. */
+    private static final java.util.regex.Pattern RPC = java.util.regex.Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
+
+    /**
+     * Waits (60 s at most) until {@code process} (called {@code name}, logging to {@code log})
+     * has written its RPC address to {@code endpoints}, and returns that address; fails if it
+     * exits first or takes longer (and kills it then).
+     */
+    public static dev.plinth.wire.HostPort awaitEndpoints(Process process, String name, java.nio.file.Path endpoints, java.nio.file.Path log)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
+            }
+            if (java.nio.file.Files.exists(endpoints)) {
+                java.util.regex.Matcher matcher = RPC.matcher(java.nio.file.Files.readString(endpoints));
+                if (matcher.find()) {
+                    return dev.plinth.wire.HostPort.parse(matcher.group(1));
+                }
+            }
+            Thread.sleep(50);
+        }
+        process.destroyForcibly();
+        throw new IllegalStateException(name + " did not start in 60 s; see " + log);
+    }
 }
