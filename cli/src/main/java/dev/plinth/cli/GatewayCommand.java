@@ -43,15 +43,13 @@ final class GatewayCommand implements Callable<Integer> {
             throw e;
         }
         HttpEndpoint endpoint = HttpEndpoint.startOrWarn(http != null ? http : config.get(Settings.HTTP_LISTEN), metrics, () -> true);
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        CountDownLatch stopped = RoleMixin.stopOnSignal("gateway", () -> {
             if (endpoint != null) {
                 endpoint.close();
             }
             gateway.close();
             plinth.close();
-            stopped.countDown();
-        }, "plinth-gateway-shutdown"));
+        });
         System.out.println("plinth gateway ready");
         System.out.println("  s3:      " + (gateway.tls() ? "https://" : "http://") + gateway.address() + "   (cluster " + client.serverAddress() + ")");
         if (endpoint != null) {

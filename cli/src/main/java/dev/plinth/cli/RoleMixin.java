@@ -60,13 +60,25 @@ final class RoleMixin {
         return HostPort.parseList(flag != null ? flag : config.get(Settings.CLUSTER_MGMT));
     }
 
-    /** Prints where the role listens, then serves until SIGTERM or Ctrl-C. */
-    static int serveUntilStopped(RoleServer server, String... details) throws InterruptedException {
+    /**
+     * Makes SIGTERM and Ctrl-C run {@code stop}; the returned latch opens once it has run. A
+     * long-running command registers this, prints where it serves, then awaits the latch.
+     */
+    static CountDownLatch stopOnSignal(String name, Runnable stop) {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            stopped.countDown();
-        }, "plinth-" + server.role() + "-shutdown"));
+            try {
+                stop.run();
+            } finally {
+                stopped.countDown();
+            }
+        }, "plinth-" + name + "-shutdown"));
+        return stopped;
+    }
+
+    /** Prints where the role listens, then serves until SIGTERM or Ctrl-C. */
+    static int serveUntilStopped(RoleServer server, String... details) throws InterruptedException {
+        CountDownLatch stopped = stopOnSignal(server.role(), server::close);
         System.out.println("plinth " + server.role() + " ready");
         System.out.println("  rpc:     " + server.rpcAddress());
         if (server.httpAddress() != null) {

@@ -79,15 +79,13 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         }
         FuseMount startedMount = mount;
         PlinthClient startedClient = mountClient;
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        CountDownLatch stopped = RoleMixin.stopOnSignal("server", () -> {
             if (startedMount != null) {
                 startedMount.close();
                 startedClient.close();
             }
             server.close();
-            stopped.countDown();
-        }, "plinth-shutdown"));
+        });
         System.out.println("plinth server ready");
         System.out.println("  rpc:     " + server.rpcAddress() + "   (plinth --server " + server.rpcAddress() + " ...)");
         System.out.println("  status:  http://" + server.httpAddress() + "/   (the status page; /metrics, /healthz, /readyz)");
