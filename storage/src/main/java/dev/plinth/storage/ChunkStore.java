@@ -49,9 +49,6 @@ public final class ChunkStore implements AutoCloseable {
     private final Path chunksRoot;
     private final long configuredCapacityBytes;
     private final AtomicLong usedBytes = new AtomicLong();
-    /** Bytes served to readers and taken from writers since this process opened the target. */
-    final AtomicLong readBytes = new AtomicLong();
-    final AtomicLong writtenBytes = new AtomicLong();
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */

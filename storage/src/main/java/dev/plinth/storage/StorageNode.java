@@ -93,7 +93,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
 
     private void register() {
         List<ChunkStore> targets = service.targets();
-        RegisterNode request = new RegisterNode(nodeId, rpcAddress.toString(), targets.stream().map(StorageService::usageOf).toList(),
+        RegisterNode request = new RegisterNode(nodeId, rpcAddress.toString(), targets.stream().map(service::usageOf).toList(),
                 targets.stream().map(t -> t.root().toString()).toList());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {

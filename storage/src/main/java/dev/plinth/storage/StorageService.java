@@ -125,12 +125,14 @@ public final class StorageService implements AutoCloseable {
     }
 
     public List<TargetUsage> usage() {
-        return targets.values().stream().map(StorageService::usageOf).toList();
+        return targets.values().stream().map(this::usageOf).toList();
     }
 
-    public static TargetUsage usageOf(ChunkStore target) {
-        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId(), target.readBytes.get(),
-                target.writtenBytes.get());
+    /** A target's capacity and use, and its byte counters (the ones /metrics shows) for mgmt's throughput figures. */
+    public TargetUsage usageOf(ChunkStore target) {
+        String label = Integer.toString(target.targetId());
+        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId(),
+                (long) bytes.labelValues(label, "read").get(), (long) bytes.labelValues(label, "write").get());
     }
 
     private ChunkStore target(int targetId) {
@@ -162,7 +164,6 @@ public final class StorageService implements AutoCloseable {
                 ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
                         Arrays.stream(read.blockCrcs()).boxed().toList());
                 bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
-                target(request.targetId()).readBytes.addAndGet(read.byteCount());
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
                 }
@@ -318,7 +319,6 @@ public final class StorageService implements AutoCloseable {
                 applied = new Applied(previous[0], result);
             }
             bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
-            store.writtenBytes.addAndGet(length);
             return applied;
         } catch (RuntimeException e) {
             replicas.abort(request.targetId(), request.chunk()); // nothing changed here
