@@ -77,7 +77,7 @@ public final class Roles {
             Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt" + mdtId);
             Files.createDirectories(mdtDirectory);
             RpcConnections connections = server.own(new RpcConnections(secret, "meta-" + mdtId, config));
-            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas);
+            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas, config);
             MapCache maps = server.own(new MapCache(mgmt));
             HostPort raftAddress = new HostPort("127.0.0.1", EmbeddedServer.raftPort(mdtDirectory));
             MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), mdtId,
@@ -113,7 +113,7 @@ public final class Roles {
         RoleServer server = new RoleServer("storage");
         try {
             RpcConnections connections = server.own(new RpcConnections(secret, "storage", config));
-            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas);
+            MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas, config);
             int node = nodeId != null ? nodeId : storedOrAllocatedNodeId(targetDirectories, mgmt);
             LogContext.node("storage-" + node);
             for (Path directory : targetDirectories) {

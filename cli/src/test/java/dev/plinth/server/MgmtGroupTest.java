@@ -40,8 +40,10 @@ class MgmtGroupTest {
 
     @Test
     void theClusterFollowsTheMgmtGroupThroughFailures() throws Exception {
-        List<String> settings = List.of("mgmt.node-timeout-millis=3000", "rpc.timeout-millis=4000", "client.retry-timeout-millis=60000");
-        Config clientConfig = Config.defaults().with("rpc.timeout-millis", "4000").with("client.retry-timeout-millis", "60000");
+        List<String> settings = List.of("mgmt.node-timeout-millis=3000", "rpc.timeout-millis=4000", "client.retry-timeout-millis=60000",
+                "cluster.mgmt-replica-timeout-millis=1000");
+        Config clientConfig = Config.defaults().with("rpc.timeout-millis", "4000").with("client.retry-timeout-millis", "60000")
+                .with("cluster.mgmt-replica-timeout-millis", "1000");
         Map<String, byte[]> written = new LinkedHashMap<>();
         Random random = new Random(42);
         try (ProcessCluster cluster = ProcessCluster.start(directory, 3, 3, settings, Map.of());
@@ -73,6 +75,19 @@ class MgmtGroupTest {
             long version = client.refreshClusterMap().version();
             awaitTrue(() -> mapVersion(leader) >= version, 20_000, "the restarted replica did not catch up with map version " + version);
             assertThat(LEADER.matcher(leader.status()).find() || LEADER.matcher(next.status()).find()).isTrue();
+
+            // A hung leader (SIGSTOP): another is elected, and callers give up on the hung one after
+            // cluster.mgmt-replica-timeout-millis, so storage nodes' heartbeats go on and no node is marked offline.
+            MgmtReplica hung = awaitLeader(List.of(leader, next));
+            hung.pause();
+            long paused = System.nanoTime();
+            MgmtReplica elected = awaitLeader(cluster.mgmtReplicas().stream().filter(r -> r != hung).toList());
+            writeFiles(client, "leader-hung", written, random);
+            System.out.printf("mgmt leader %d paused; replica %d leads, and writes went on %d ms after the pause%n", hung.index, elected.index,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - paused));
+            Thread.sleep(2 * 3000);
+            assertThat(client.refreshClusterMap().nodes()).allMatch(NodeInfo::online);
+            hung.resume();
 
             // Without a majority nothing changes; with one again, changes go through.
             MgmtReplica last = cluster.mgmtReplicas().stream().filter(r -> r != next && r != leader).findFirst().orElseThrow();

@@ -67,7 +67,7 @@ public final class PlinthClient implements AutoCloseable {
     private PlinthClient(ClientOptions options, RpcConnections connections) {
         this.options = options;
         this.connections = connections;
-        this.mgmt = new MgmtClient(connections, options.servers());
+        this.mgmt = new MgmtClient(connections, options.servers(), options.config());
         this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
         this.retryMillis = options.config().get(Settings.CLIENT_RETRY_TIMEOUT_MILLIS);
         this.clusterMap = Retry.call(timeoutMillis, () -> mgmt().request(new GetClusterMap()), null);

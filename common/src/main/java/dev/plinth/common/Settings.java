@@ -56,6 +56,9 @@ public final class Settings {
     public static final Setting<String> CLUSTER_MGMT = Setting.ofString("cluster.mgmt", "127.0.0.1:7100",
             "Where meta and storage processes (plinth meta, plinth storage) find the management service: its RPC address, or "
                     + "the RPC addresses of every replica of a mgmt group, comma-separated.");
+    public static final Setting<Long> CLUSTER_MGMT_REPLICA_TIMEOUT_MILLIS = Setting.ofLong("cluster.mgmt-replica-timeout-millis", 3_000, "milliseconds",
+            "With several mgmt replicas: how long a request waits for one before it tries the next (a hung leader must not "
+                    + "hold up heartbeats for a whole rpc.timeout-millis). A single mgmt gets rpc.timeout-millis.");
     public static final Setting<String> MGMT_RAFT_LISTEN = Setting.ofString("mgmt.raft-listen", "",
             "Raft address of this mgmt replica (one of mgmt.raft-peers). Empty: a single mgmt, without Raft.");
     public static final Setting<String> MGMT_RAFT_PEERS = Setting.ofString("mgmt.raft-peers", "",

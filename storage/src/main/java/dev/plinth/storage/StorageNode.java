@@ -42,6 +42,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     private final int nodeId;
     private volatile MgmtClient mgmt;
     private final RpcConnections connections;
+    private final Config config;
     private final long nodeTimeoutNanos;
     private final StorageService service;
     private final ScheduledExecutorService heartbeats;
@@ -56,6 +57,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     public StorageNode(int nodeId, List<ChunkStore> targets, RpcConnections connections, Config config,
                        io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
         this.nodeId = nodeId;
+        this.config = requireNonNull(config, "config is null");
         this.connections = requireNonNull(connections, "connections is null");
         this.nodeTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.get(Settings.MGMT_NODE_TIMEOUT_MILLIS));
         this.service = new StorageService(config.get(Settings.STORAGE_IO_THREADS), this, registry);
@@ -83,7 +85,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
      */
     public void start(HostPort address, List<HostPort> mgmtReplicas) {
         this.rpcAddress = requireNonNull(address, "address is null");
-        this.mgmt = new MgmtClient(connections, mgmtReplicas);
+        this.mgmt = new MgmtClient(connections, mgmtReplicas, config);
         register();
         long period = Math.min(1000, Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5));
         heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);

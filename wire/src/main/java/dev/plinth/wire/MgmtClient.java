@@ -2,8 +2,11 @@ package dev.plinth.wire;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -16,14 +19,18 @@ import java.util.List;
 public final class MgmtClient {
     private final RpcConnections connections;
     private final List<HostPort> replicas;
+    /** How long one replica may take: with several, a hung one must not hold a caller for the whole RPC timeout. */
+    private final Duration replicaTimeout;
     private volatile int preferred;
 
-    public MgmtClient(RpcConnections connections, List<HostPort> replicas) {
+    public MgmtClient(RpcConnections connections, List<HostPort> replicas, Config config) {
         this.connections = requireNonNull(connections, "connections is null");
         if (replicas.isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "no mgmt address");
         }
         this.replicas = List.copyOf(replicas);
+        this.replicaTimeout = Duration.ofMillis(replicas.size() == 1 ? config.get(Settings.RPC_TIMEOUT_MILLIS)
+                : Math.min(config.get(Settings.RPC_TIMEOUT_MILLIS), config.get(Settings.CLUSTER_MGMT_REPLICA_TIMEOUT_MILLIS)));
     }
 
     public List<HostPort> replicas() {
@@ -41,7 +48,7 @@ public final class MgmtClient {
         for (int attempt = 0; attempt < replicas.size(); attempt++) {
             int index = (first + attempt) % replicas.size();
             try {
-                R reply = connections.get(replicas.get(index)).request(request);
+                R reply = connections.get(replicas.get(index)).request(request, replicaTimeout);
                 preferred = index;
                 return reply;
             } catch (PlinthException e) {

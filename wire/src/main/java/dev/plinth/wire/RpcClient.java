@@ -141,7 +141,12 @@ public final class RpcClient implements AutoCloseable {
 
     /** Sends a request without data and waits for the response message. */
     public <R extends Record> R request(Record request) {
-        try (RpcResponse<R> response = call(request)) {
+        return request(request, defaultTimeout);
+    }
+
+    /** As above, waiting at most {@code timeout}. */
+    public <R extends Record> R request(Record request, Duration timeout) {
+        try (RpcResponse<R> response = await(callAsync(request, null, timeout))) {
             return response.message();
         }
     }
