@@ -89,15 +89,17 @@ class MgmtGroupTest {
             assertThat(client.refreshClusterMap().nodes()).allMatch(NodeInfo::online);
             hung.resume();
 
-            // Without a majority nothing changes; with one again, changes go through.
-            MgmtReplica last = cluster.mgmtReplicas().stream().filter(r -> r != next && r != leader).findFirst().orElseThrow();
-            next.kill();
-            leader.kill();
+            // Without a majority nothing changes; with one again, changes go through. The leader and one
+            // follower go, so the survivor is a follower that never saw the change.
+            MgmtReplica current = awaitLeader(cluster.mgmtReplicas());
+            List<MgmtReplica> followers = cluster.mgmtReplicas().stream().filter(r -> r != current).toList();
+            current.kill();
+            followers.get(1).kill();
             assertThatThrownBy(() -> client.updatePool(new UpdatePool(PoolOperation.CREATE, "fast", List.of())))
                     .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code().retryable()).isTrue());
             assertThat(client.clusterMap().pools()).noneMatch(pool -> pool.name().equals("fast"));
-            next.start();
-            awaitLeader(List.of(next, last));
+            current.start();
+            awaitLeader(List.of(current, followers.get(0)));
             awaitTrue(() -> {
                 try {
                     client.updatePool(new UpdatePool(PoolOperation.CREATE, "fast", List.of()));
