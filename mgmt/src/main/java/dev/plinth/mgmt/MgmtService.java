@@ -181,14 +181,16 @@ public final class MgmtService implements AutoCloseable {
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot create " + directory + ": " + e.getMessage(), e);
         }
         this.stateMachine = new MgmtStateMachine(directory.resolve("cluster-state.bin"));
-        stateMachine.onApplied(applied -> {
-            RaftReplica replica = raftOrNull(); // null while the log replays during start
-            if (replica != null && !replica.isLeader()) {
-                map = toMap(applied); // a follower shows the state as the log has it; the leader sets its own
-            }
-        });
         this.raft = raftPeers.isEmpty() ? null
                 : RaftReplica.start(directory, new RaftReplica.GroupSpec("plinth-mgmt", "mgmt", true, 1_000), raftPeers, selfIndex, stateMachine);
+        if (raft != null) {
+            // entries replayed during start are in the state read below; later ones arrive here
+            stateMachine.onApplied(applied -> {
+                if (!raft.isLeader()) {
+                    map = toMap(applied); // a follower shows the state as the log has it; the leader sets its own
+                }
+            });
+        }
         state = stateMachine.state();
         map = toMap(state);
         long now = System.nanoTime();
@@ -204,10 +206,6 @@ public final class MgmtService implements AutoCloseable {
                 LOG.warn("liveness check failed: {}", e.toString());
             }
         }, period, period, TimeUnit.MILLISECONDS);
-    }
-
-    private RaftReplica raftOrNull() {
-        return raft;
     }
 
     /** Throws NOT_LEADER unless this mgmt may answer: a single one, or the ready leader of its group. */
