@@ -522,7 +522,7 @@ public final class ChunkStore implements AutoCloseable {
      * inode id's last byte, then inode, object, chunk), so that a page can continue where the
      * last one ended without walking the whole target again.
      */
-    private static final Comparator<ChunkId> CHUNK_ORDER = Comparator.<ChunkId>comparingLong(c -> c.inodeId() & 0xff)
+    public static final Comparator<ChunkId> CHUNK_ORDER = Comparator.<ChunkId>comparingLong(c -> c.inodeId() & 0xff)
             .thenComparing(ChunkId::inodeId, Long::compareUnsigned).thenComparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
     private static final Comparator<ChunkId> IN_INODE_ORDER = Comparator.comparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
     private static final int BUCKETS = 256;

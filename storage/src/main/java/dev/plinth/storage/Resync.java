@@ -11,9 +11,7 @@ import dev.plinth.wire.messages.StorageMessages.ChunkList;
 import dev.plinth.wire.messages.StorageMessages.ListChunks;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,32 +94,22 @@ final class Resync implements AutoCloseable {
         long copied = 0;
         int removed = 0;
         try {
-            Set<ChunkId> atSource = new HashSet<>();
-            ChunkId after = null;
-            ChunkList page;
-            do {
-                page = node.connectionTo(source).request(new ListChunks(source, chain.chainId(), chain.version(), after, PAGE));
-                for (ChunkEntry entry : page.chunks()) {
-                    atSource.add(entry.chunk());
-                    ChunkStore.WriteResult local = target.stat(entry.chunk());
-                    if (local == null || local.version() != entry.version()) {
-                        copied += copy(target, chain, source, entry.chunk());
-                    }
-                    after = entry.chunk();
-                }
-            } while (page.truncated() && !closed);
-            after = null;
-            List<ChunkEntry> mine;
-            do {
-                mine = target.listChunks(chain.chainId(), after, PAGE);
-                for (ChunkEntry entry : mine) {
-                    if (!atSource.contains(entry.chunk())) {
-                        target.removeStale(entry.chunk(), chain.chainId());
-                        removed++;
-                    }
-                    after = entry.chunk();
-                }
-            } while (mine.size() == PAGE && !closed);
+            // Both listings come in the same order (ChunkStore.CHUNK_ORDER), so one pass over the two
+            // compares them without holding either: a chunk only here is stale, one only at the source
+            // or at another version is copied.
+            Listing atSource = new Listing(after -> node.connectionTo(source)
+                    .<ChunkList>request(new ListChunks(source, chain.chainId(), chain.version(), after, PAGE)));
+            Listing here = new Listing(after -> {
+                List<ChunkEntry> page = target.listChunks(chain.chainId(), after, PAGE);
+                return new ChunkList(page, page.size() == PAGE);
+            });
+            long[] counts = new long[2];
+            compare(atSource, here, chunk -> counts[0] += copy(target, chain, source, chunk), chunk -> {
+                target.removeStale(chunk, chain.chainId()); // unless the chain wrote it since the sync began
+                counts[1]++;
+            }, () -> closed);
+            copied = counts[0];
+            removed = (int) counts[1];
             if (closed) {
                 return;
             }
@@ -135,6 +123,65 @@ final class Resync implements AutoCloseable {
     }
 
     /** Copies one chunk whole from {@code source}; retries while writes change it under the read. Returns bytes copied. */
+    /**
+     * Walks two listings in {@link ChunkStore#CHUNK_ORDER} side by side: a chunk at the source that
+     * is missing here or at another version goes to {@code copy}, a chunk only here to
+     * {@code remove}. Stops early when {@code stop} says so.
+     */
+    static void compare(Listing atSource, Listing here, java.util.function.Consumer<ChunkId> copy, java.util.function.Consumer<ChunkId> remove,
+                        java.util.function.BooleanSupplier stop) {
+        ChunkEntry theirs = atSource.next();
+        ChunkEntry mine = here.next();
+        while ((theirs != null || mine != null) && !stop.getAsBoolean()) {
+            int order = theirs == null ? -1 : mine == null ? 1 : ChunkStore.CHUNK_ORDER.compare(mine.chunk(), theirs.chunk());
+            if (order < 0) {
+                remove.accept(mine.chunk());
+                mine = here.next();
+            } else if (order > 0) {
+                copy.accept(theirs.chunk());
+                theirs = atSource.next();
+            } else {
+                if (mine.version() != theirs.version()) {
+                    copy.accept(theirs.chunk());
+                }
+                mine = here.next();
+                theirs = atSource.next();
+            }
+        }
+    }
+
+    /** A chunk listing read a page at a time, from the start. */
+    static final class Listing {
+        private final java.util.function.Function<ChunkId, ChunkList> pages;
+        private List<ChunkEntry> page = List.of();
+        private int position;
+        private boolean more = true;
+        private ChunkId after;
+
+        Listing(java.util.function.Function<ChunkId, ChunkList> pages) {
+            this.pages = pages;
+        }
+
+        /** The next chunk, or null after the last. */
+        ChunkEntry next() {
+            while (position == page.size()) {
+                if (!more) {
+                    return null;
+                }
+                ChunkList fetched = pages.apply(after);
+                page = fetched.chunks();
+                position = 0;
+                more = fetched.truncated() && !page.isEmpty();
+                if (page.isEmpty()) {
+                    return null;
+                }
+            }
+            ChunkEntry entry = page.get(position++);
+            after = entry.chunk();
+            return entry;
+        }
+    }
+
     private long copy(ChunkStore target, ChainInfo chain, int source, ChunkId chunk) {
         for (int attempt = 1; ; attempt++) {
             try {
