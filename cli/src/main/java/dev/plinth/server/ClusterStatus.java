@@ -2,6 +2,7 @@ package dev.plinth.server;
 
 import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ChainMember;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
 import dev.plinth.wire.messages.MgmtMessages.MemberState;
@@ -57,7 +58,11 @@ public final class ClusterStatus {
         }
         for (ChainInfo chain : map.chains()) {
             if (!chain.healthy()) {
-                attention.add("chain " + chain.chainId() + " is " + chainState(chain) + ": " + members(chain));
+                List<Integer> cutOff = chain.members().stream().filter(m -> m.state() == MemberState.OFFLINE)
+                        .map(ChainMember::targetId).filter(id -> map.target(id) != null && map.target(id).state() == TargetState.ONLINE).toList();
+                attention.add("chain " + chain.chainId() + " is " + chainState(chain) + ": " + members(chain) + (cutOff.isEmpty() ? ""
+                        : " (target " + cutOff.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b).orElseThrow()
+                        + " is online but left this chain: its predecessor could not reach it; it tries again every mgmt.link-rejoin-millis)"));
             }
         }
         return attention;

@@ -98,9 +98,11 @@ class ChainFailureTest {
                 nodes.cut(a, b);
                 faults.add(new Fault("link cut between nodes 0 and 1", awaitWritesAfter(lastAcknowledgedNanos, 30_000)));
                 ClusterMap decided = ProcessCluster.awaitMap(client, map -> map.nodes().stream().allMatch(n -> n.online())
-                        && map.chains().stream().anyMatch(c -> c.replicas() == 2 && !c.healthy()), 30_000);
+                        && map.chains().stream().anyMatch(c -> c.replicas() == 2
+                        && c.members().stream().anyMatch(m -> m.state() == dev.plinth.wire.messages.MgmtMessages.MemberState.OFFLINE)), 30_000);
                 decided.chains().stream().filter(c -> c.replicas() == 2 && !c.healthy()).forEach(c -> System.out.printf(
                         "  with both nodes online, mgmt took a member out of chain %d: %s%n", c.chainId(), c.members()));
+                assertThat(ClusterStatus.attention(decided)).anyMatch(line -> line.contains("is online but left this chain"));
                 Thread.sleep(2L * rejoinMillis); // the member that left tries again, meets the cut, and leaves again
                 nodes.heal(a, b);
                 ClusterMap healed = awaitHealthy(client, 60_000);
@@ -198,7 +200,9 @@ class ChainFailureTest {
                             acknowledged.put(path, new Acknowledged(path, content));
                             lastAcknowledgedNanos.set(System.nanoTime());
                         } catch (RuntimeException e) {
-                            failedAttempts.incrementAndGet(); // not acknowledged: no promise was made
+                            if (failedAttempts.incrementAndGet() <= 3) { // not acknowledged: no promise was made, but say why
+                                System.out.println("write of " + path + " failed: " + e);
+                            }
                         }
                     }
                 }));
