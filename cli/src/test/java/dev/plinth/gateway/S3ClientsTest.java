@@ -233,7 +233,9 @@ class S3ClientsTest {
             TestProcesses.run(command, awsEnvironment(), LIMIT);
             command = new ArrayList<>(List.of("/usr/bin/aws", "--endpoint-url", url, "s3", "ls"));
             assertThat(TestProcesses.run(command, awsEnvironment(), LIMIT)).contains("standalone");
-            assertThat(cluster.client().exists("/standalone")).isTrue();
+            try (var client = cluster.client()) {
+                assertThat(client.exists("/standalone")).isTrue();
+            }
         } finally {
             gateway.destroy(); // SIGTERM: stops cleanly
             assertThat(gateway.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();

@@ -112,7 +112,9 @@ class MountCommandTest {
             try {
                 assertThat(FuseMount.isMounted(mountpoint)).isTrue();
                 Files.writeString(mountpoint.resolve("from-fstab"), "hello");
-                assertThat(cluster.client().stat("/from-fstab").sizeBytes()).isEqualTo(5);
+                try (var client = cluster.client()) {
+                    assertThat(client.stat("/from-fstab").sizeBytes()).isEqualTo(5);
+                }
             } finally {
                 Result unmounted = plinth(cluster, List.of("umount", mountpoint.toString()));
                 assertThat(unmounted.exitCode()).as(unmounted.output()).isZero();

@@ -217,18 +217,38 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     private volatile boolean closing;
+    /** When the current run of failed renewals began (System.nanoTime), and when it was last reported; 0: renewals succeed. */
+    private long renewalFailingSince;
+    private long renewalFailureReported;
+    private static final long RENEWAL_REPORT_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
+    /**
+     * Renews this client's session. A metadata service that stays away is reported when renewals
+     * start failing and then once a minute, not at every try; its return is reported too.
+     */
     private void renewSession() {
         try {
             server().request(new MetaMessages.RenewSession(header()));
+            if (renewalFailingSince != 0) {
+                LOG.info("session renewed again after {} s of failures", (System.nanoTime() - renewalFailingSince) / 1_000_000_000);
+                renewalFailingSince = 0;
+            }
         } catch (RuntimeException e) {
-            if (!closing) { // a renewal still running while the client closes fails as the connections go: not news
-                LOG.warn("session renewal failed: {}", e.getMessage());
+            if (closing) {
+                return; // a renewal still running while the client closes fails as the connections go: not news
+            }
+            long now = System.nanoTime();
+            if (renewalFailingSince == 0) {
+                renewalFailingSince = now;
+                renewalFailureReported = now;
+                LOG.warn("session renewal failed (retrying; reported again once a minute while it fails): {}", e.getMessage());
+            } else if (now - renewalFailureReported >= RENEWAL_REPORT_INTERVAL_NANOS) {
+                renewalFailureReported = now;
+                LOG.warn("session renewal still failing after {} s: {}", (now - renewalFailingSince) / 1_000_000_000, e.getMessage());
             }
         }
     }
 
-    /** The management and metadata endpoint (one process in the embedded server). */
     /**
      * The metadata service (MDT 0), where the cluster map says it is; the bootstrap address
      * before any MDT has registered (the all-in-one server answers everything there).

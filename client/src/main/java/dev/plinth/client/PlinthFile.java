@@ -207,7 +207,9 @@ public final class PlinthFile implements AutoCloseable {
             List<Integer> members = chain.writeTargets();
             WriteChunk request = WriteChunk.fromClient(members.getFirst(), piece.chunk(), piece.chunkOffset(), piece.segmentCrcs(),
                     chain.chainId(), chain.version());
-            call = client.storage(request.targetId()).callAsync(request, data.retain(), Duration.ofMillis(client.timeoutMillis()));
+            // a duplicate per try: sending moves a buffer's reader index where the socket takes it in parts, and a
+            // retry must send every byte again (it sent a tail, which the target rightly called corrupted)
+            call = client.storage(request.targetId()).callAsync(request, data.retainedDuplicate(), Duration.ofMillis(client.timeoutMillis()));
         } catch (RuntimeException e) {
             call = CompletableFuture.failedFuture(e);
         }

@@ -528,8 +528,15 @@ public final class ChunkStore implements AutoCloseable {
     private static final int BUCKETS = 256;
     private static final int BUCKET_LISTINGS_CACHED = 8;
 
-    /** A bucket directory's inode ids, sorted, as of the directory's modification time. */
+    /**
+     * A bucket directory's inode ids, sorted, as of the directory's modification time. The kernel
+     * keeps that time coarsely (a tick of a few milliseconds): an entry added in the same tick as
+     * the change before it leaves the time as it was. So a listing is kept only when it was taken
+     * well after the last change ({@link #LISTING_SETTLED_MILLIS}); otherwise a later entry could
+     * hide behind an unchanged time, and a resync would take a chunk the source has for one it lacks.
+     */
     private record BucketListing(java.nio.file.attribute.FileTime modified, long[] inodes) {}
+    private static final long LISTING_SETTLED_MILLIS = 1000;
 
     /** Recent bucket listings, so that the pages of one pass list each bucket once (refreshed when the directory changes). */
     private final Map<Integer, BucketListing> bucketListings = new ConcurrentHashMap<>();
@@ -610,10 +617,12 @@ public final class ChunkStore implements AutoCloseable {
         }
         Long[] boxed = java.util.Arrays.stream(inodes).boxed().sorted(Long::compareUnsigned).toArray(Long[]::new);
         inodes = java.util.Arrays.stream(boxed).mapToLong(Long::longValue).toArray();
-        if (bucketListings.size() >= BUCKET_LISTINGS_CACHED) {
-            bucketListings.clear();
+        if (System.currentTimeMillis() - modified.toMillis() > LISTING_SETTLED_MILLIS) {
+            if (bucketListings.size() >= BUCKET_LISTINGS_CACHED) {
+                bucketListings.clear();
+            }
+            bucketListings.put(bucket, new BucketListing(modified, inodes));
         }
-        bucketListings.put(bucket, new BucketListing(modified, inodes));
         return inodes;
     }
 

@@ -105,8 +105,14 @@ final class Resync implements AutoCloseable {
             });
             long[] counts = new long[2];
             compare(atSource, here, chunk -> counts[0] += copy(target, chain, source, chunk), chunk -> {
-                target.removeStale(chunk, chain.chainId()); // unless the chain wrote it since the sync began
-                counts[1]++;
+                // Removing is the one step that can lose data, so the source is asked once more: a listing
+                // taken while the source changed may lack a chunk it has.
+                if (Boolean.TRUE.equals(node.withReplicaCopy(source, chain.chainId(), chunk, copy -> copy != null))) {
+                    counts[0] += copy(target, chain, source, chunk);
+                } else {
+                    target.removeStale(chunk, chain.chainId()); // unless the chain wrote it since the sync began
+                    counts[1]++;
+                }
             }, () -> closed);
             copied = counts[0];
             removed = (int) counts[1];

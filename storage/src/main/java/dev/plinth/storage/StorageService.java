@@ -346,7 +346,8 @@ public final class StorageService implements AutoCloseable {
         CompletableFuture<Reply> result = new CompletableFuture<>();
         Set<CompletableFuture<Reply>> waiting = forwarding.computeIfAbsent(chain.chainId(), ignored -> ConcurrentHashMap.newKeySet());
         waiting.add(result);
-        forwardExecutor.execute(() -> sendDown(context, request, chain, successor, data.retain(), applied, whole, reply, result));
+        // a duplicate: sending moves the reader index, and the request's buffer is not ours to move
+        forwardExecutor.execute(() -> sendDown(context, request, chain, successor, data.retainedDuplicate(), applied, whole, reply, result));
         return result.whenComplete((ignored, failure) -> {
             waiting.remove(result);
             replicas.end(request.targetId(), request.chunk(), failure == null);
