@@ -2,7 +2,6 @@ package dev.plinth.server;
 
 import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
-import dev.plinth.wire.messages.MgmtMessages.ChainMember;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
 import dev.plinth.wire.messages.MgmtMessages.MemberState;
@@ -58,10 +57,11 @@ public final class ClusterStatus {
         }
         for (ChainInfo chain : map.chains()) {
             if (!chain.healthy()) {
-                List<Integer> cutOff = chain.members().stream().filter(m -> m.state() == MemberState.OFFLINE)
-                        .map(ChainMember::targetId).filter(id -> map.target(id) != null && map.target(id).state() == TargetState.ONLINE).toList();
+                String cutOff = chain.members().stream().filter(m -> m.state() == MemberState.OFFLINE).map(m -> map.target(m.targetId()))
+                        .filter(target -> target != null && target.state() == TargetState.ONLINE).map(target -> String.valueOf(target.targetId()))
+                        .collect(java.util.stream.Collectors.joining(", "));
                 attention.add("chain " + chain.chainId() + " is " + chainState(chain) + ": " + members(chain) + (cutOff.isEmpty() ? ""
-                        : " (target " + cutOff.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b).orElseThrow()
+                        : " (target " + cutOff
                         + " is online but left this chain: its predecessor could not reach it; it tries again every mgmt.link-rejoin-millis)"));
             }
         }

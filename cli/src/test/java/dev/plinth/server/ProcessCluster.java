@@ -26,7 +26,6 @@ import java.util.regex.Pattern;
  * nodes can be cut while both still reach everyone else.
  */
 final class ProcessCluster implements AutoCloseable {
-    private static final Pattern RPC = Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
 
     private final Path directory;
     private final List<String> settings;
@@ -191,8 +190,9 @@ final class ProcessCluster implements AutoCloseable {
                 // a restarted replica keeps its RPC address: clients and nodes were given it
                 arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
             }
-            process = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
-            rpc = readRpc(data.resolve("endpoints.json"));
+            Launched launched = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
+            process = launched.process();
+            rpc = launched.rpc();
         }
 
         /** This replica's HTTP endpoint (metrics and the status page). */
@@ -235,7 +235,7 @@ final class ProcessCluster implements AutoCloseable {
             for (String setting : ownSettings) {
                 arguments.addAll(List.of("--set", setting));
             }
-            process = launch("storage-" + index, endpoints, host, arguments.toArray(String[]::new));
+            process = launch("storage-" + index, endpoints, host, arguments.toArray(String[]::new)).process();
             Matcher matcher = Pattern.compile("\"targets\"\\s*:\\s*\"(\\d+)").matcher(Files.readString(endpoints));
             targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
         }
@@ -289,7 +289,7 @@ final class ProcessCluster implements AutoCloseable {
         }
         Path metaData = directory.resolve("meta");
         roles.add(launch("meta", metaData.resolve("endpoints.json"), network == null ? "127.0.0.1" : network.addAddress(), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
-                "--secret-file", secretFile.toString()));
+                "--secret-file", secretFile.toString()).process());
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
             if (network != null) {
@@ -301,8 +301,11 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
+    /** A started role and the RPC address it wrote to its endpoints file. */
+    private record Launched(Process process, HostPort rpc) {}
+
     /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
-    private Process launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
+    private Launched launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
         Files.deleteIfExists(endpoints);
         List<String> command = new ArrayList<>();
         if (network != null) {
@@ -319,8 +322,7 @@ final class ProcessCluster implements AutoCloseable {
         Path log = directory.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        TestProcesses.awaitEndpoints(process, name, endpoints, log);
-        return process;
+        return new Launched(process, TestProcesses.awaitEndpoints(process, name, endpoints, log));
     }
 
     private static int freePort() throws IOException {
@@ -336,14 +338,6 @@ final class ProcessCluster implements AutoCloseable {
 
     List<MgmtReplica> mgmtReplicas() {
         return mgmt;
-    }
-
-    private static HostPort readRpc(Path endpoints) throws IOException {
-        Matcher matcher = RPC.matcher(Files.readString(endpoints));
-        if (!matcher.find()) {
-            throw new IllegalStateException("no rpc address in " + endpoints);
-        }
-        return HostPort.parse(matcher.group(1));
     }
 
     List<StorageNodeProcess> storageNodes() {

@@ -32,9 +32,21 @@ public final class ChunkFormat {
     /** A chunk's header: its version, length and chain; {@code headerBytes} is where the CRC slots start. */
     public record Header(long version, int length, int chainId, int headerBytes) {}
 
+    /** Inode directories are spread over this many bucket directories, by the inode id's last byte. */
+    public static final int BUCKETS = 256;
+
+    /** The bucket an inode's directory is in. */
+    public static int bucketOf(long inodeId) {
+        return (int) (inodeId & (BUCKETS - 1));
+    }
+
+    /** The directory of bucket {@code bucket} (its name: the bucket as two hex digits, the inode ids' last two). */
+    public static Path bucketDirectory(Path targetRoot, int bucket) {
+        return targetRoot.resolve("chunks").resolve(String.format("%02x", bucket));
+    }
+
     public static Path inodeDirectory(Path targetRoot, long inodeId) {
-        String hex = InodeId.format(inodeId);
-        return targetRoot.resolve("chunks").resolve(hex.substring(hex.length() - 2)).resolve(hex);
+        return bucketDirectory(targetRoot, bucketOf(inodeId)).resolve(InodeId.format(inodeId));
     }
 
     public static Path dataPath(Path targetRoot, long inodeId, int objectIndex, long chunkIndex) {

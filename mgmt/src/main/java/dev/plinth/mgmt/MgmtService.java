@@ -73,7 +73,7 @@ import java.util.regex.Pattern;
 public final class MgmtService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MgmtService.class);
     private static final Pattern POOL_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
-    private static final int FORMAT_VERSION = 1;
+    static final int FORMAT_VERSION = 1;
     private static final Pattern ACCESS_KEY_ID = Pattern.compile("[A-Za-z0-9._-]{3,128}");
     private static final String ACCESS_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     private static final String SECRET_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -193,9 +193,7 @@ public final class MgmtService implements AutoCloseable {
         }
         state = stateMachine.state();
         map = toMap(state);
-        long now = System.nanoTime();
-        state.nodes().forEach(node -> lastHeard.put(node.nodeId(), now));
-        state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), now));
+        startLivenessClocks(System.nanoTime());
         ledAtLastCheck = raft == null;
         this.livenessChecker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("mgmt-liveness").daemon().factory());
         long period = Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5);
@@ -206,6 +204,17 @@ public final class MgmtService implements AutoCloseable {
                 LOG.warn("liveness check failed: {}", e.toString());
             }
         }, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Gives every node and every offline target a full timeout from {@code nowNanos}: when this
+     * mgmt starts, and when it becomes the leader (it did not watch heartbeats before).
+     */
+    private void startLivenessClocks(long nowNanos) {
+        lastHeard.clear();
+        state.nodes().forEach(node -> lastHeard.put(node.nodeId(), nowNanos));
+        offlineSince.clear();
+        state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), nowNanos));
     }
 
     /** Throws NOT_LEADER unless this mgmt may answer: a single one, or the ready leader of its group. */
@@ -384,20 +393,16 @@ public final class MgmtService implements AutoCloseable {
     synchronized void checkLiveness(long nowNanos) {
         if (raft != null) {
             boolean leads = raft.isLeaderReady();
-            if (leads && !ledAtLastCheck) {
-                // Liveness was not tracked here until now: every node and offline target gets a full timeout from now.
-                state = stateMachine.state();
-                lastHeard.clear();
-                state.nodes().forEach(node -> lastHeard.put(node.nodeId(), nowNanos));
-                offlineSince.clear();
-                state.targets().stream().filter(t -> t.state() != TargetState.ONLINE).forEach(t -> offlineSince.put(t.targetId(), nowNanos));
-                LOG.info("this mgmt replica ({}) leads the group now", raft.selfAddress());
-            }
+            boolean newlyLeading = leads && !ledAtLastCheck;
             ledAtLastCheck = leads;
             if (!leads) {
                 return;
             }
             lead();
+            if (newlyLeading) {
+                startLivenessClocks(nowNanos); // liveness was not tracked here until now
+                LOG.info("this mgmt replica ({}) leads the group now", raft.selfAddress());
+            }
         }
         replaceLostTargets(nowNanos);
         rejoinAfterLinkFailures(nowNanos);

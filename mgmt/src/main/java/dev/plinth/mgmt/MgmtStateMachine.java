@@ -60,7 +60,7 @@ final class MgmtStateMachine extends dev.plinth.raft.FileSnapshotStateMachine {
                 return State.empty();
             }
             State loaded = RecordCodec.decode(State.class, Files.readAllBytes(file));
-            if (loaded.formatVersion() != State.empty().formatVersion()) {
+            if (loaded.formatVersion() != MgmtService.FORMAT_VERSION) {
                 throw new PlinthException(ErrorCode.NOT_SUPPORTED, file + " has format " + loaded.formatVersion());
             }
             return loaded;

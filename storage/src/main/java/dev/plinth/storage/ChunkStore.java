@@ -522,10 +522,9 @@ public final class ChunkStore implements AutoCloseable {
      * inode id's last byte, then inode, object, chunk), so that a page can continue where the
      * last one ended without walking the whole target again.
      */
-    public static final Comparator<ChunkId> CHUNK_ORDER = Comparator.<ChunkId>comparingLong(c -> c.inodeId() & 0xff)
+    public static final Comparator<ChunkId> CHUNK_ORDER = Comparator.<ChunkId>comparingInt(c -> ChunkFormat.bucketOf(c.inodeId()))
             .thenComparing(ChunkId::inodeId, Long::compareUnsigned).thenComparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
     private static final Comparator<ChunkId> IN_INODE_ORDER = Comparator.comparingInt(ChunkId::objectIndex).thenComparingLong(ChunkId::chunkIndex);
-    private static final int BUCKETS = 256;
     private static final int BUCKET_LISTINGS_CACHED = 8;
 
     /**
@@ -566,9 +565,10 @@ public final class ChunkStore implements AutoCloseable {
     private List<StoredChunk> scan(ChunkId startAfter, int limit, Integer chainId) {
         List<StoredChunk> found = new ArrayList<>();
         try {
-            for (int bucket = startAfter == null ? 0 : (int) (startAfter.inodeId() & 0xff); bucket < BUCKETS; bucket++) {
+            int firstBucket = startAfter == null ? 0 : ChunkFormat.bucketOf(startAfter.inodeId());
+            for (int bucket = firstBucket; bucket < ChunkFormat.BUCKETS; bucket++) {
                 for (long inode : inodesIn(bucket)) {
-                    if (startAfter != null && bucket == (startAfter.inodeId() & 0xff) && Long.compareUnsigned(inode, startAfter.inodeId()) < 0) {
+                    if (startAfter != null && bucket == firstBucket && Long.compareUnsigned(inode, startAfter.inodeId()) < 0) {
                         continue;
                     }
                     for (ChunkId chunk : chunksOf(inode)) {
@@ -592,7 +592,7 @@ public final class ChunkStore implements AutoCloseable {
     }
 
     private long[] inodesIn(int bucket) throws IOException {
-        Path directory = chunksRoot.resolve(String.format("%02x", bucket));
+        Path directory = ChunkFormat.bucketDirectory(root, bucket);
         java.nio.file.attribute.FileTime modified;
         try {
             modified = Files.getLastModifiedTime(directory);
@@ -605,18 +605,17 @@ public final class ChunkStore implements AutoCloseable {
         }
         long[] inodes;
         try (Stream<Path> entries = Files.list(directory)) {
+            // sorted unsigned: flipping the sign bit turns unsigned order into signed order and back
             inodes = entries.map(p -> p.getFileName().toString()).filter(name -> name.length() == 16).mapToLong(name -> {
                 try {
                     return Long.parseUnsignedLong(name, 16);
                 } catch (NumberFormatException e) {
                     return 0;
                 }
-            }).filter(inode -> inode != 0).toArray();
+            }).filter(inode -> inode != 0).map(inode -> inode ^ Long.MIN_VALUE).sorted().map(inode -> inode ^ Long.MIN_VALUE).toArray();
         } catch (NoSuchFileException e) {
             return new long[0];
         }
-        Long[] boxed = java.util.Arrays.stream(inodes).boxed().sorted(Long::compareUnsigned).toArray(Long[]::new);
-        inodes = java.util.Arrays.stream(boxed).mapToLong(Long::longValue).toArray();
         if (System.currentTimeMillis() - modified.toMillis() > LISTING_SETTLED_MILLIS) {
             if (bucketListings.size() >= BUCKET_LISTINGS_CACHED) {
                 bucketListings.clear();

@@ -104,14 +104,15 @@ final class Resync implements AutoCloseable {
                 return new ChunkList(page, page.size() == PAGE);
             });
             long[] counts = new long[2];
-            compare(atSource, here, chunk -> counts[0] += copy(target, chain, source, chunk), chunk -> {
-                // Removing is the one step that can lose data, so the source is asked once more: a listing
-                // taken while the source changed may lack a chunk it has.
-                if (Boolean.TRUE.equals(node.withReplicaCopy(source, chain.chainId(), chunk, copy -> copy != null))) {
-                    counts[0] += copy(target, chain, source, chunk);
-                } else {
+            compare(atSource, here, chunk -> counts[0] += Math.max(0, copy(target, chain, source, chunk)), chunk -> {
+                // Removing is the one step that can lose data, so the source is asked once more (by copying
+                // from it): a listing taken while the source changed may lack a chunk it has.
+                long bytes = copy(target, chain, source, chunk);
+                if (bytes == NOT_AT_SOURCE) {
                     target.removeStale(chunk, chain.chainId()); // unless the chain wrote it since the sync began
                     counts[1]++;
+                } else {
+                    counts[0] += bytes;
                 }
             }, () -> closed);
             copied = counts[0];
@@ -128,7 +129,6 @@ final class Resync implements AutoCloseable {
         }
     }
 
-    /** Copies one chunk whole from {@code source}; retries while writes change it under the read. Returns bytes copied. */
     /**
      * Walks two listings in {@link ChunkStore#CHUNK_ORDER} side by side: a chunk at the source that
      * is missing here or at another version goes to {@code copy}, a chunk only here to
@@ -188,12 +188,19 @@ final class Resync implements AutoCloseable {
         }
     }
 
+    /** What {@link #copy} returns when the source does not hold the chunk. */
+    private static final long NOT_AT_SOURCE = -1;
+
+    /**
+     * Copies one chunk whole from {@code source}; retries while writes change it under the read.
+     * Returns bytes copied, or NOT_AT_SOURCE.
+     */
     private long copy(ChunkStore target, ChainInfo chain, int source, ChunkId chunk) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return node.withReplicaCopy(source, chain.chainId(), chunk, copy -> {
                     if (copy == null) {
-                        return 0L; // removed since it was listed
+                        return NOT_AT_SOURCE; // removed since it was listed, or never there
                     }
                     target.installFromResync(chunk, chain.chainId(), copy.data(), copy.blockCrcs(), copy.version());
                     int bytes = copy.data().remaining();

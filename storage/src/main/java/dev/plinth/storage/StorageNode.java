@@ -160,9 +160,13 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     /** Fetches the map from mgmt now and takes it if it is not older than ours. */
     private void fetchMap() {
         lastRefreshNanos = System.nanoTime();
-        ClusterMap fetched = mgmt().request(new GetClusterMap());
-        if (fetched.version() >= map.version()) {
-            adopt(fetched);
+        adoptIfNotOlder(mgmt().request(new GetClusterMap()));
+    }
+
+    /** Takes a map mgmt answered with, unless ours is newer already (answers can cross). */
+    private void adoptIfNotOlder(ClusterMap next) {
+        if (next.version() >= map.version()) {
+            adopt(next);
         }
     }
 
@@ -212,10 +216,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         try {
             heartbeats.execute(() -> {
                 try {
-                    ClusterMap next = mgmt().request(new ReportUnreachable(chain.chainId(), chain.version(), fromTarget, toTarget));
-                    if (next.version() >= map.version()) {
-                        adopt(next);
-                    }
+                    adoptIfNotOlder(mgmt().request(new ReportUnreachable(chain.chainId(), chain.version(), fromTarget, toTarget)));
                 } catch (PlinthException e) {
                     LOG.info("mgmt did not act on target {} being unreachable: {}", toTarget, e.getMessage());
                 }
@@ -228,9 +229,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     /** Reports a finished resync to mgmt. */
     ClusterMap reportSynced(dev.plinth.wire.messages.MgmtMessages.ChainSynced report) {
         ClusterMap next = mgmt().request(report);
-        if (next.version() >= map.version()) {
-            adopt(next);
-        }
+        adoptIfNotOlder(next);
         return next;
     }
 

@@ -24,12 +24,10 @@ import io.netty.channel.local.LocalAddress;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.handler.codec.DecoderException;
 import java.net.InetSocketAddress;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * The one RPC listener of a process; every role registers its handlers in the dispatcher.
@@ -204,19 +202,7 @@ public final class RpcServer implements AutoCloseable {
                 channel.config().setAutoRead(false);
             }
             String requestId = peerName + "@" + channel.remoteAddress() + "#" + correlationId;
-            String previousRequest = MDC.get(LogContext.REQUEST);
-            MDC.put(LogContext.REQUEST, requestId);
-            CompletableFuture<Reply> dispatched;
-            try {
-                dispatched = dispatcher.dispatch(requestContext, request, frame.data());
-            } finally {
-                if (previousRequest == null) {
-                    MDC.remove(LogContext.REQUEST);
-                } else {
-                    MDC.put(LogContext.REQUEST, previousRequest);
-                }
-            }
-            dispatched.whenComplete((reply, failure) -> {
+            LogContext.withRequest(requestId, () -> dispatcher.dispatch(requestContext, request, frame.data())).whenComplete((reply, failure) -> {
                 frame.release();
                 if (failure != null) {
                     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;

@@ -1,7 +1,6 @@
 package dev.plinth.common.log;
 
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import org.slf4j.MDC;
 
@@ -48,11 +47,11 @@ public final class LogContext {
     }
 
     /** Runs {@code work} with {@code requestId} as the current request's id. */
-    public static <T> T withRequest(String requestId, Callable<T> work) throws Exception {
+    public static <T> T withRequest(String requestId, Supplier<T> work) {
         String before = MDC.get(REQUEST);
         MDC.put(REQUEST, requestId);
         try {
-            return work.call();
+            return work.get();
         } finally {
             if (before == null) {
                 MDC.remove(REQUEST);
