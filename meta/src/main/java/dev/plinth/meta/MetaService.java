@@ -134,7 +134,7 @@ public final class MetaService implements AutoCloseable {
     }
 
     private <Q extends Record> void registerQuery(RpcDispatcher dispatcher, Class<Q> type) {
-        dispatcher.register(type, (context, request, data) -> query((Query) request).thenApply(Reply::of));
+        dispatcher.register(type, (context, request, data) -> query((Query) request, context.onCallerThread()).thenApply(Reply::of));
     }
 
     private <Q extends Record> void registerMutation(RpcDispatcher dispatcher, Class<Q> type) {
@@ -143,12 +143,26 @@ public final class MetaService implements AutoCloseable {
 
     /** Runs a query on this MDT and returns its response record. */
     public CompletableFuture<Record> query(Query query) {
+        return query(query, false);
+    }
+
+    /**
+     * As above; {@code inline}: the calling platform thread may block, so a single replica reads
+     * RocksDB on it instead of handing the read to the read pool (a hand-off costs more than the read).
+     */
+    private CompletableFuture<Record> query(Query query, boolean inline) {
         Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) query));
         if (query instanceof MetaMessages.StatFs) {
             return CompletableFuture.completedFuture(statFs());
         }
         CompletableFuture<byte[]> result;
-        if (raft.isSingleReplica()) {
+        if (raft.isSingleReplica() && inline) {
+            try {
+                result = CompletableFuture.completedFuture(stateMachine.queryLocal(query));
+            } catch (RuntimeException e) {
+                result = CompletableFuture.failedFuture(e);
+            }
+        } else if (raft.isSingleReplica()) {
             try {
                 result = CompletableFuture.supplyAsync(() -> stateMachine.queryLocal(query), readExecutor);
             } catch (RejectedExecutionException e) {

@@ -55,11 +55,11 @@ public final class RpcConnections implements AutoCloseable {
     }
 
     private RpcClient connect(HostPort address) {
-        io.netty.channel.local.LocalAddress local = inProcess ? InProcessEndpoints.lookup(address) : null;
+        InProcessEndpoints.Endpoint local = inProcess ? InProcessEndpoints.lookup(address) : null;
         if (local == null) {
             return RpcClient.connect(group, address, secret, clientName, config);
         }
-        return RpcClient.connect(inProcessGroup(), address, local, true, secret, clientName, config);
+        return RpcClient.connectInProcess(inProcessGroup(), address, local, secret, clientName, config);
     }
 
     private synchronized EventLoopGroup inProcessGroup() {

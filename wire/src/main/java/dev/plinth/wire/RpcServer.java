@@ -54,6 +54,7 @@ public final class RpcServer implements AutoCloseable {
     private EventLoopGroup inProcessGroup;
     private Channel inProcessChannel;
     private HostPort inProcessAddress;
+    private InProcessEndpoints.Endpoint inProcessEndpoint;
 
     public RpcServer(RpcDispatcher dispatcher, ClusterSecret secret, int nodeId, Config config) {
         this.dispatcher = requireNonNull(dispatcher, "dispatcher is null");
@@ -106,7 +107,8 @@ public final class RpcServer implements AutoCloseable {
             throw new PlinthException(ErrorCode.UNAVAILABLE, "cannot listen in-process: " + e.getMessage(), e);
         }
         inProcessAddress = address;
-        InProcessEndpoints.register(address, local);
+        inProcessEndpoint = new InProcessEndpoints.Endpoint(local, dispatcher);
+        InProcessEndpoints.register(address, inProcessEndpoint);
     }
 
     private ChannelInitializer<Channel> connectionInitializer(boolean inProcessChannel) {
@@ -123,7 +125,7 @@ public final class RpcServer implements AutoCloseable {
     @Override
     public void close() {
         if (inProcessAddress != null) {
-            InProcessEndpoints.unregister(inProcessAddress, (LocalAddress) inProcessChannel.localAddress());
+            InProcessEndpoints.unregister(inProcessAddress, inProcessEndpoint);
         }
         if (inProcessChannel != null) {
             inProcessChannel.close().syncUninterruptibly();
@@ -140,6 +142,24 @@ public final class RpcServer implements AutoCloseable {
         if (inProcessGroup != null) {
             inProcessGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
+    }
+
+    /**
+     * What the caller is told of a failed request: a typed failure's code and detail (bounded), or
+     * INTERNAL for anything else, which is a bug and logged here. Shared by TCP, in-JVM channels and
+     * direct in-JVM calls, so a caller sees the same error whichever way its request went.
+     */
+    static ErrorReply errorReplyOf(Throwable failure, Record request, String requestId) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        if (cause instanceof PlinthException plinth) {
+            return new ErrorReply(plinth.code().wireCode(), bounded(plinth.detail()));
+        }
+        LOG.error("request {} {} failed with a bug", request.getClass().getSimpleName(), requestId, cause);
+        return new ErrorReply(ErrorCode.INTERNAL.wireCode(), bounded(cause.toString()));
+    }
+
+    private static String bounded(String message) {
+        return message.length() > 1000 ? message.substring(0, 1000) : message;
     }
 
     private final class ConnectionHandler extends SimpleChannelInboundHandler<Frame> {
@@ -197,7 +217,7 @@ public final class RpcServer implements AutoCloseable {
                 return;
             }
             long deadlineNanos = frame.timeoutMillis() == 0 ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(frame.timeoutMillis());
-            RequestContext requestContext = new RequestContext(channel.remoteAddress(), deadlineNanos, fileRegions);
+            RequestContext requestContext = new RequestContext(channel.remoteAddress(), deadlineNanos, fileRegions, false);
             if (++inflightRequests >= inflightRequestsMax) {
                 channel.config().setAutoRead(false);
             }
@@ -205,13 +225,8 @@ public final class RpcServer implements AutoCloseable {
             LogContext.withRequest(requestId, () -> dispatcher.dispatch(requestContext, request, frame.data())).whenComplete((reply, failure) -> {
                 frame.release();
                 if (failure != null) {
-                    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-                    if (cause instanceof PlinthException plinth) {
-                        sendError(channel, type, correlationId, plinth.code(), plinth.detail());
-                    } else {
-                        LOG.error("request {} {} failed with a bug", request.getClass().getSimpleName(), requestId, cause);
-                        sendError(channel, type, correlationId, ErrorCode.INTERNAL, cause.toString());
-                    }
+                    ErrorReply error = errorReplyOf(failure, request, requestId);
+                    sendError(channel, type, correlationId, ErrorCode.fromWireCode(error.code()), error.message());
                 } else if (!channel.isActive()) {
                     reply.releaseData();
                 } else {
@@ -249,9 +264,8 @@ public final class RpcServer implements AutoCloseable {
 
         private void sendError(Channel channel, int type, long correlationId, ErrorCode code, String message) {
             if (channel.isActive()) {
-                String bounded = message.length() > 1000 ? message.substring(0, 1000) : message;
                 FrameCodec.write(channel, Frame.FLAG_RESPONSE | Frame.FLAG_ERROR, type, correlationId, 0,
-                        new ErrorReply(code.wireCode(), bounded), null, 0);
+                        new ErrorReply(code.wireCode(), bounded(message)), null, 0);
             }
         }
 
