@@ -5,7 +5,8 @@
 # gets the same warm-up first (1 GiB written and read, 500 files): a fresh JVM is still compiling
 # its hot paths for the first gigabytes.
 #   usage: bench/fuse-compare.sh [BASE_DIR=/tmp/plinth-bench] [SIZE=1G] [MD_THREADS=4] [MD_FILES=2000]
-# Needs root, fuse3, fio, iperf3, gcc and MooseFS (moosefs-master moosefs-chunkserver moosefs-client).
+# Needs root, fuse3, fio, iperf3, gcc and MooseFS (moosefs-master moosefs-chunkserver moosefs-client);
+# libfuse3-dev for the FUSE ceiling (an in-memory C file system that does no work, same mdbench).
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=$(realpath "$HERE/../shared")
@@ -43,6 +44,18 @@ for target in "local:$BASE/local" "plinth:$BASE/plinth/mnt" "moosefs:$MFS"; do
   "$BASE/mdbench" "$dir/md" 1 "$MD_FILES" | sed "s/^/$label mdbench-1 /" | tee -a "$OUT"
   rmdir "$dir/md" 2>/dev/null || true
 done
+# The ceiling of any FUSE file system here: an in-memory C file system that does no work at all
+# (bench/fuse-ceiling/memfs.c), run through the same mdbench. Needs libfuse3-dev and pkg-config.
+if gcc -O2 -o "$BASE/memfs" "$HERE/bench/fuse-ceiling/memfs.c" $(pkg-config --cflags --libs fuse3 2>/dev/null) 2>/dev/null; then
+  mkdir -p "$BASE/memfs-mnt"; "$BASE/memfs" -f "$BASE/memfs-mnt" & MEMFS=$!
+  for _ in $(seq 20); do mountpoint -q "$BASE/memfs-mnt" && break; sleep 0.5; done
+  "$BASE/mdbench" "$BASE/memfs-mnt" 1 500 >/dev/null
+  "$BASE/mdbench" "$BASE/memfs-mnt" "$MD_THREADS" "$MD_FILES" | sed "s/^/fuse-ceiling mdbench /" | tee -a "$OUT"
+  "$BASE/mdbench" "$BASE/memfs-mnt" 1 "$MD_FILES" | sed "s/^/fuse-ceiling mdbench-1 /" | tee -a "$OUT"
+  fusermount3 -u "$BASE/memfs-mnt"; wait "$MEMFS" 2>/dev/null || true
+else
+  echo "(no libfuse3-dev: the FUSE ceiling is not measured)" >&2
+fi
 python3 - "$OUT" <<'PY'
 import re, sys
 v = {}
@@ -62,5 +75,7 @@ for job in ("seqwrite", "seqread", "seqread-direct", "randread4k", "fsync4k"):
 for md in ("mdbench", "mdbench-1"):
     for k in ("create", "stat", "unlink", "triple"):
         p, m, l = v.get(("plinth", md, k)), v.get(("moosefs", md, k)), v.get(("local", md, k))
-        if p is not None: print(f"  {md:9s} {k:7s} plinth/moosefs {r(p, m)}   plinth/local {r(p, l)}")
+        c = v.get(("fuse-ceiling", md, k))
+        ceiling = f"   fuse-ceiling/moosefs {r(c, m)}" if c is not None else ""
+        if p is not None: print(f"  {md:9s} {k:7s} plinth/moosefs {r(p, m)}   plinth/local {r(p, l)}{ceiling}")
 PY

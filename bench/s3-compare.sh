@@ -6,13 +6,16 @@
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs both
 # servers as little CPU as possible on a small machine.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
-#   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g)
+#   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
+#   WARM_SMALL (small PUTs and GETs each server gets before the measured ones, 10000: with 2,000 the
+#   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
+WARM_SMALL=${WARM_SMALL:-10000}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
   sleep 2; return 0
@@ -73,7 +76,7 @@ measure() { # name endpoint key secret
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
   }
   run put 4 warm- large "$THREADS" >/dev/null; run get 4 warm- "" "$THREADS" >/dev/null
-  run put 2000 warm-small- small "$SMALL_THREADS" >/dev/null; run get 2000 warm-small- "" "$SMALL_THREADS" >/dev/null
+  run put "$WARM_SMALL" warm-small- small "$SMALL_THREADS" >/dev/null; run get "$WARM_SMALL" warm-small- "" "$SMALL_THREADS" >/dev/null
   local put get sput sget seconds
   seconds=$(run put "$OBJECTS" large- large "$THREADS"); put=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
   drop_caches

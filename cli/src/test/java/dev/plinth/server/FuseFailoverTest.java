@@ -6,6 +6,7 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
 import dev.plinth.fuse.FuseMount;
 import dev.plinth.fuse.MountOptions;
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -73,7 +74,12 @@ class FuseFailoverTest {
             Thread.sleep(1500);
             assertThat(blocked.isAlive()).as("a hard mount waits for the cluster").isTrue();
             new ProcessBuilder("kill", "-INT", Long.toString(blocked.pid())).start().waitFor();
-            assertThat(blocked.waitFor(15, TimeUnit.SECONDS)).as("SIGINT ends the wait").isTrue();
+            boolean ended = blocked.waitFor(15, TimeUnit.SECONDS);
+            if (!ended) {
+                // seen once in CI under load and not reproduced since: leave what the next person needs
+                System.out.println(whereItWaits(blocked.pid()));
+            }
+            assertThat(ended).as("SIGINT ends the wait").isTrue();
             String blockedOutput = new String(blocked.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(blockedOutput).contains("interrupted");
             assertThat(blocked.exitValue()).isEqualTo(3);
@@ -101,5 +107,24 @@ class FuseFailoverTest {
         } finally {
             server.close();
         }
+    }
+
+    /** The blocked process's kernel stack (FUSE request wait, or an inode lock?) and what every FUSE worker is doing. */
+    private static String whereItWaits(long pid) {
+        StringBuilder out = new StringBuilder("the process did not end after SIGINT; its kernel stack:\n");
+        try {
+            out.append(Files.readString(Path.of("/proc", Long.toString(pid), "stack")));
+        } catch (IOException | RuntimeException e) {
+            out.append("(unreadable: ").append(e).append(")\n");
+        }
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            if (thread.getName().startsWith("plinth-fuse")) {
+                out.append(thread.getName()).append(' ').append(thread.getState()).append('\n');
+                for (StackTraceElement frame : stack) {
+                    out.append("    at ").append(frame).append('\n');
+                }
+            }
+        });
+        return out.toString();
     }
 }

@@ -27,8 +27,9 @@ public final class Settings {
     public static final Setting<Integer> RPC_INFLIGHT_REQUESTS_MAX = Setting.ofInt("rpc.inflight-requests-max", 128, "requests",
             "Requests one connection may have outstanding; a client waits, a server stops reading beyond it.");
     public static final Setting<Boolean> RPC_IN_PROCESS = Setting.ofBoolean("rpc.in-process", true,
-            "A client in the same process as the server it calls (the embedded server's own mount) talks to it "
-                    + "over Netty's in-JVM channels instead of loopback TCP: no socket copies, no system calls.");
+            "A client in the same process as the server it calls (the embedded server's own mount and S3 gateway) "
+                    + "authenticates over Netty's in-JVM channels and then hands each request to the server's dispatcher on its own "
+                    + "thread, instead of loopback TCP: no socket copies, no system calls, no thread hand-offs.");
     public static final Setting<Integer> RPC_CONNECTIONS_PER_SERVER = Setting.ofInt("rpc.connections-per-server", 4, "connections",
             "TCP connections a client keeps to each server, used in turn, so bulk data spreads over several network threads.");
     public static final Setting<Long> RPC_HANDSHAKE_TIMEOUT_MILLIS = Setting.ofLong("rpc.handshake-timeout-millis", 10_000, "milliseconds",

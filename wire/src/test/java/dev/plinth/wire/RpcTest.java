@@ -48,6 +48,13 @@ class RpcTest {
             int crc = dev.plinth.common.Crc32cBlocks.crc(data.nioBuffer());
             return CompletableFuture.completedFuture(Reply.withData(new WriteChunkResult(crc, data.readableBytes()), data.retainedDuplicate()));
         });
+        // a bug in a handler (inode 1), and an answer that comes later from another thread (inode 2) or never (inode 3)
+        dispatcher.register(dev.plinth.wire.messages.StorageMessages.RemoveFile.class, (context, request, data) -> switch ((int) request.inodeId()) {
+            case 1 -> throw new IllegalStateException("a bug");
+            case 2 -> CompletableFuture.supplyAsync(() -> Reply.of(new dev.plinth.wire.messages.HandshakeMessages.Empty()),
+                    CompletableFuture.delayedExecutor(50, java.util.concurrent.TimeUnit.MILLISECONDS));
+            default -> new CompletableFuture<>();
+        });
         server = new RpcServer(dispatcher, secret, 3, config);
         address = server.start(new HostPort("127.0.0.1", 0));
         connections = new RpcConnections(secret, "test", config);
@@ -86,6 +93,50 @@ class RpcTest {
         assertThatThrownBy(() -> client.request(new dev.plinth.wire.messages.StorageMessages.SyncFile(1, 1)))
                 .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_SUPPORTED));
         assertThat(client.<ClusterMap>request(new GetClusterMap()).version()).isEqualTo(7);
+    }
+
+    /**
+     * A client in the server's JVM calls its dispatcher directly; one elsewhere goes over TCP. Both
+     * must see the same answers, data, errors and timeouts.
+     */
+    @Test
+    void directCallsAnswerAsTcpCallsDo() {
+        try (RpcConnections overTcp = new RpcConnections(secret, "tcp", config.with("rpc.in-process", "false"))) {
+            List<String> direct = answers(connections.get(address));
+            List<String> tcp = answers(overTcp.get(address));
+            assertThat(direct).isEqualTo(tcp);
+            assertThat(direct).contains("INVALID_ARGUMENT: negative offset", "INTERNAL: java.lang.IllegalStateException: a bug", "Empty[]",
+                    "TIMED_OUT", "NOT_SUPPORTED: this node does not serve SyncFile");
+        }
+    }
+
+    private static List<String> answers(RpcClient client) {
+        List<String> answers = new java.util.ArrayList<>();
+        java.util.function.Consumer<java.util.function.Supplier<Object>> record = call -> {
+            try {
+                answers.add(String.valueOf(call.get()));
+            } catch (PlinthException e) {
+                // a timeout's message names the address, which differs between the two paths
+                answers.add(e.code() == ErrorCode.TIMED_OUT ? e.code().name() : e.code().name() + ": " + e.detail());
+            }
+        };
+        record.accept(() -> client.<ClusterMap>request(new GetClusterMap()));
+        byte[] payload = new byte[100_000];
+        new Random(2).nextBytes(payload);
+        record.accept(() -> {
+            try (RpcResponse<WriteChunkResult> response = RpcClient.await(client.callAsync(
+                    WriteChunk.fromClient(1, new ChunkId(1, 0, 0), 0, List.of(), 1, 1), Unpooled.wrappedBuffer(payload), Duration.ofSeconds(10)))) {
+                byte[] back = new byte[response.data().readableBytes()];
+                response.data().readBytes(back);
+                return response.message() + " " + java.util.Arrays.equals(back, payload);
+            }
+        });
+        record.accept(() -> client.request(WriteChunk.fromClient(1, new ChunkId(1, 0, 0), -1, List.of(), 1, 1)));
+        record.accept(() -> client.request(new dev.plinth.wire.messages.StorageMessages.RemoveFile(1, 1)));
+        record.accept(() -> client.request(new dev.plinth.wire.messages.StorageMessages.RemoveFile(1, 2)));
+        record.accept(() -> client.request(new dev.plinth.wire.messages.StorageMessages.RemoveFile(1, 3), Duration.ofMillis(200)));
+        record.accept(() -> client.request(new dev.plinth.wire.messages.StorageMessages.SyncFile(1, 1)));
+        return answers;
     }
 
     @Test
