@@ -63,7 +63,9 @@ class FuseFailoverTest {
 
             // Ctrl-C reaches a process blocked on the hard mount: the kernel interrupts the request, it ends with EINTR
             Process blocked = new ProcessBuilder("/usr/bin/python3", "-c", """
-                    import os, sys
+                    import os, signal, sys
+                    # a shell that started the build in the background left SIGINT ignored, and exec keeps that
+                    signal.signal(signal.SIGINT, signal.default_int_handler)
                     print("waiting", flush=True)
                     try:
                         os.stat(os.path.join(sys.argv[1], "asked-during-the-outage"))
@@ -76,7 +78,7 @@ class FuseFailoverTest {
             new ProcessBuilder("kill", "-INT", Long.toString(blocked.pid())).start().waitFor();
             boolean ended = blocked.waitFor(15, TimeUnit.SECONDS);
             if (!ended) {
-                // seen once in CI under load and not reproduced since: leave what the next person needs
+                // where the process waits (a FUSE request, or an inode lock) and what the FUSE workers are doing
                 System.out.println(whereItWaits(blocked.pid()));
             }
             assertThat(ended).as("SIGINT ends the wait").isTrue();
