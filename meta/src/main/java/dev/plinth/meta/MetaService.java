@@ -77,6 +77,8 @@ public final class MetaService implements AutoCloseable {
     private final java.util.concurrent.Semaphore entriesInFlight = new java.util.concurrent.Semaphore(ENTRIES_IN_FLIGHT_MAX);
     private final Thread batcher;
     private volatile boolean closed;
+    /** Queries running inline on callers' threads: {@link #close} waits for them, as for the read pool, before the store goes. */
+    private final java.util.concurrent.atomic.AtomicInteger inlineReads = new java.util.concurrent.atomic.AtomicInteger();
 
     public MetaService(RaftReplica raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
                        Config config) {
@@ -157,10 +159,14 @@ public final class MetaService implements AutoCloseable {
         }
         CompletableFuture<byte[]> result;
         if (raft.isSingleReplica() && inline) {
+            inlineReads.incrementAndGet();
             try {
-                result = CompletableFuture.completedFuture(stateMachine.queryLocal(query));
+                result = closed ? CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping"))
+                        : CompletableFuture.completedFuture(stateMachine.queryLocal(query));
             } catch (RuntimeException e) {
                 result = CompletableFuture.failedFuture(e);
+            } finally {
+                inlineReads.decrementAndGet();
             }
         } else if (raft.isSingleReplica()) {
             try {
@@ -389,6 +395,10 @@ public final class MetaService implements AutoCloseable {
             batcher.join(5000);
             cleaner.join(5000);
             readExecutor.awaitTermination(5, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (inlineReads.get() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
