@@ -383,11 +383,7 @@ public final class StorageService implements AutoCloseable {
             if (!whole) {
                 data.release(); // not handed to a call
             }
-            if (e instanceof LinkFailure) {
-                cluster.reportUnreachable(chain, request.targetId(), successor);
-            }
-            result.completeExceptionally(e);
-            return;
+            call = CompletableFuture.failedFuture(e); // answered below, as a call that failed later is
         }
         call.whenComplete((response, failure) -> {
             if (failure == null) {
