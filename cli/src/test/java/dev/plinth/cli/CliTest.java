@@ -88,6 +88,16 @@ class CliTest {
     }
 
     @Test
+    void benchPrintsEveryFigureBesideItsBaseline() throws Exception {
+        Path local = Files.createDirectories(directory.resolve("bench-local"));
+        Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--local-dir", local.toString());
+        assertThat(bench.exitCode()).as(bench.err()).isZero();
+        assertThat(bench.out()).contains("sequential write + fsync").contains("sequential read (warm)").contains("create")
+                .contains("stat").contains("unlink").contains("loopback TCP");
+        assertThat(plinth("fs", "ls", "/.plinth-bench").out()).doesNotContain("seq.dat").doesNotContain("warm.dat");
+    }
+
+    @Test
     void errorsAreOneLineWithExitCodes() {
         Result missing = plinth("fs", "stat", "/no/such/file");
         assertThat(missing.exitCode()).isEqualTo(Main.EXIT_FAILED);
