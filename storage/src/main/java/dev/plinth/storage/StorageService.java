@@ -167,7 +167,7 @@ public final class StorageService implements AutoCloseable {
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
                 }
-                if (!context.fileRegionsAllowed()) {
+                if (!context.fileRegions()) {
                     return Reply.withData(result, readIntoBuffer(read));
                 }
                 return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));

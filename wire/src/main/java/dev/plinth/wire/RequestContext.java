@@ -14,10 +14,6 @@ public record RequestContext(SocketAddress remoteAddress, long deadlineNanos, bo
         this(remoteAddress, deadlineNanos, true, false);
     }
 
-    public boolean fileRegionsAllowed() {
-        return fileRegions;
-    }
-
     /** True once the caller has stopped waiting; handlers skip work for expired requests. */
     public boolean expired() {
         return deadlineNanos != 0 && System.nanoTime() - deadlineNanos > 0;

@@ -318,8 +318,7 @@ public final class RpcClient implements AutoCloseable {
         try {
             answer = reply.join();
         } catch (RuntimeException failure) {
-            ErrorReply error = RpcServer.errorReplyOf(failure, request, requestId);
-            future.completeExceptionally(new PlinthException(ErrorCode.fromWireCode(error.code()), error.message()));
+            future.completeExceptionally(failureOf(RpcServer.errorReplyOf(failure, request, requestId)));
             return;
         }
         try {
@@ -374,11 +373,15 @@ public final class RpcClient implements AutoCloseable {
 
     private static PlinthException decodeError(Frame frame) {
         try {
-            ErrorReply error = (ErrorReply) Protocol.decode(ErrorReply.class, frame.header());
-            return new PlinthException(ErrorCode.fromWireCode(error.code()), error.message());
+            return failureOf((ErrorReply) Protocol.decode(ErrorReply.class, frame.header()));
         } catch (RuntimeException e) {
             return new PlinthException(ErrorCode.PROTOCOL_ERROR, "undecodable error reply");
         }
+    }
+
+    /** The failure a caller sees for a server's error reply, whether it came in a frame or from a direct call. */
+    private static PlinthException failureOf(ErrorReply error) {
+        return new PlinthException(ErrorCode.fromWireCode(error.code()), error.message());
     }
 
     private void failOne(long correlationId, RuntimeException failure) {

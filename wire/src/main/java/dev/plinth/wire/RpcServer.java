@@ -225,8 +225,7 @@ public final class RpcServer implements AutoCloseable {
             LogContext.withRequest(requestId, () -> dispatcher.dispatch(requestContext, request, frame.data())).whenComplete((reply, failure) -> {
                 frame.release();
                 if (failure != null) {
-                    ErrorReply error = errorReplyOf(failure, request, requestId);
-                    sendError(channel, type, correlationId, ErrorCode.fromWireCode(error.code()), error.message());
+                    sendError(channel, type, correlationId, errorReplyOf(failure, request, requestId));
                 } else if (!channel.isActive()) {
                     reply.releaseData();
                 } else {
@@ -263,9 +262,12 @@ public final class RpcServer implements AutoCloseable {
         }
 
         private void sendError(Channel channel, int type, long correlationId, ErrorCode code, String message) {
+            sendError(channel, type, correlationId, new ErrorReply(code.wireCode(), bounded(message)));
+        }
+
+        private void sendError(Channel channel, int type, long correlationId, ErrorReply error) {
             if (channel.isActive()) {
-                FrameCodec.write(channel, Frame.FLAG_RESPONSE | Frame.FLAG_ERROR, type, correlationId, 0,
-                        new ErrorReply(code.wireCode(), bounded(message)), null, 0);
+                FrameCodec.write(channel, Frame.FLAG_RESPONSE | Frame.FLAG_ERROR, type, correlationId, 0, error, null, 0);
             }
         }
 
