@@ -34,6 +34,10 @@ final class ChunkFile implements AutoCloseable {
     private final Path metaPath;
     private final FileChannel data;
     private final FileChannel meta;
+    /** Null where the target writes through the page cache only. */
+    private final DirectWriter directWriter;
+    /** The data file opened for O_DIRECT, on the first write that can use it. */
+    private FileChannel direct;
     private long version;
     private int length;
     private int chainId;
@@ -43,15 +47,19 @@ final class ChunkFile implements AutoCloseable {
     private int[] crcs;
     boolean closed;
 
-    private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta) {
+    private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta, DirectWriter directWriter) {
         this.dataPath = dataPath;
         this.metaPath = metaPath;
         this.data = data;
         this.meta = meta;
+        this.directWriter = directWriter;
     }
 
-    /** Opens a chunk, creating empty files of chain {@code chainId} when {@code create} and it does not exist; null if absent. */
-    static ChunkFile open(Path dataPath, boolean create, int chainId) throws IOException {
+    /**
+     * Opens a chunk, creating empty files of chain {@code chainId} when {@code create} and it does
+     * not exist; null if absent. {@code directWriter} (null for none) writes aligned data past the page cache.
+     */
+    static ChunkFile open(Path dataPath, boolean create, int chainId, DirectWriter directWriter) throws IOException {
         Path metaPath = ChunkFormat.metaPath(dataPath);
         if (!create && !Files.exists(metaPath)) {
             return null;
@@ -65,7 +73,7 @@ final class ChunkFile implements AutoCloseable {
             data.close();
             throw e;
         }
-        ChunkFile chunk = new ChunkFile(dataPath, metaPath, data, meta);
+        ChunkFile chunk = new ChunkFile(dataPath, metaPath, data, meta, directWriter);
         chunk.chainId = chainId;
         try {
             chunk.load();
@@ -154,12 +162,8 @@ final class ChunkFile implements AutoCloseable {
             }
         }
 
-        ByteBuffer source = bytes.duplicate();
-        long position = offset;
         try {
-            while (source.hasRemaining()) {
-                position += data.write(source, position);
-            }
+            writeData(bytes.duplicate(), offset);
         } catch (IOException e) {
             if (newLength > oldLength) {
                 data.truncate(oldLength);
@@ -181,11 +185,7 @@ final class ChunkFile implements AutoCloseable {
     int replace(ByteBuffer whole, int[] blockCrcs, long newVersion) throws IOException {
         int oldLength = length;
         int newLength = whole.remaining();
-        ByteBuffer source = whole.duplicate();
-        long position = 0;
-        while (source.hasRemaining()) {
-            position += data.write(source, position);
-        }
+        writeData(whole.duplicate(), 0);
         if (newLength < oldLength) {
             data.truncate(newLength);
         }
@@ -195,6 +195,19 @@ final class ChunkFile implements AutoCloseable {
         meta.truncate(headerBytes + (long) crcs.length * 4);
         writeMeta(0, crcs.length);
         return newLength - oldLength;
+    }
+
+    /** Writes {@code source} at {@code position}: its aligned part directly where the target can, the rest through the page cache. */
+    private void writeData(ByteBuffer source, long position) throws IOException {
+        if (directWriter != null && directWriter.worthTrying(source, position)) {
+            if (direct == null) {
+                direct = directWriter.open(dataPath);
+            }
+            position += directWriter.writeAlignedPrefix(direct, source, position);
+        }
+        while (source.hasRemaining()) {
+            position += data.write(source, position);
+        }
     }
 
     /** The chunk's whole content, as stored (the caller checks it against {@link #crcs}). */
@@ -309,10 +322,8 @@ final class ChunkFile implements AutoCloseable {
     @Override
     public void close() throws IOException {
         closed = true;
-        try {
-            data.close();
-        } finally {
-            meta.close();
+        try (FileChannel dataChannel = data; FileChannel metaChannel = meta; FileChannel directChannel = direct) {
+            // try-with-resources closes all three, null included, and keeps the first failure
         }
     }
 }

@@ -3,10 +3,12 @@ package dev.plinth.storage;
 import static java.util.Objects.requireNonNull;
 
 import dev.plinth.common.ChunkFormat;
+import dev.plinth.common.Config;
 import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
 import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import java.io.IOException;
@@ -48,21 +50,38 @@ public final class ChunkStore implements AutoCloseable {
     private final Path root;
     private final Path chunksRoot;
     private final long configuredCapacityBytes;
+    /** Null where direct writes are off or the file system refuses them. */
+    private final DirectWriter directWriter;
     private final AtomicLong usedBytes = new AtomicLong();
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
     public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
 
-    private ChunkStore(int targetId, Path root, long configuredCapacityBytes) {
+    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, int directWriteBuffers) {
         this.targetId = targetId;
         this.root = root;
         this.chunksRoot = root.resolve("chunks");
         this.configuredCapacityBytes = configuredCapacityBytes;
+        this.directWriter = directWriteBuffers > 0 ? DirectWriter.probe(root, directWriteBuffers) : null;
     }
 
-    /** Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that target. */
+    /** {@link #open(Path, int, long, int)} with direct writes as the settings default them. */
     public static ChunkStore open(Path root, int targetId, long capacityBytes) {
+        return open(root, targetId, capacityBytes, directWriteBuffers(Config.defaults()));
+    }
+
+    /** How many writes at once may go past the page cache, per {@link Settings#STORAGE_DIRECT_WRITES}: one per I/O thread, or none. */
+    public static int directWriteBuffers(Config config) {
+        return config.get(Settings.STORAGE_DIRECT_WRITES) ? config.get(Settings.STORAGE_IO_THREADS) : 0;
+    }
+
+    /**
+     * Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that
+     * target. Up to {@code directWriteBuffers} writes at once (0: none) write their aligned data
+     * with O_DIRECT where the file system allows ({@link DirectWriter}).
+     */
+    public static ChunkStore open(Path root, int targetId, long capacityBytes, int directWriteBuffers) {
         requireNonNull(root, "root is null");
         try {
             Files.createDirectories(root);
@@ -94,7 +113,7 @@ public final class ChunkStore implements AutoCloseable {
                 }
                 Files.move(temporary, properties, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
-            ChunkStore store = new ChunkStore(targetId, root, capacityBytes);
+            ChunkStore store = new ChunkStore(targetId, root, capacityBytes, directWriteBuffers);
             Files.createDirectories(store.chunksRoot);
             store.usedBytes.set(store.scanUsedBytes());
             return store;
@@ -118,6 +137,11 @@ public final class ChunkStore implements AutoCloseable {
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return 0;
         }
+    }
+
+    /** Bytes this target wrote past the page cache (O_DIRECT) since it was opened. */
+    long directBytesWritten() {
+        return directWriter == null ? 0 : directWriter.bytesWritten();
     }
 
     public long usedBytes() {
@@ -236,7 +260,7 @@ public final class ChunkStore implements AutoCloseable {
             if (chunk != null) {
                 return chunk;
             }
-            chunk = ChunkFile.open(dataPath, create, chainId);
+            chunk = ChunkFile.open(dataPath, create, chainId, directWriter);
             if (chunk == null) {
                 return null;
             }

@@ -17,6 +17,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 class ChunkStoreTest {
@@ -56,27 +58,36 @@ class ChunkStoreTest {
         return out;
     }
 
-    @Test
-    void randomWritesMatchModelAndSurviveReopen() throws IOException {
+    @ParameterizedTest(name = "direct writes {0}")
+    @ValueSource(booleans = {true, false})
+    void randomWritesMatchModelAndSurviveReopen(boolean directWrites) throws IOException {
         long seed = System.nanoTime();
         Random random = new Random(seed);
         ChunkId chunk = new ChunkId(77, 0, 3);
-        byte[] model = new byte[1 << 20];
+        int chunkBytes = 3 << 20;
+        byte[] model = new byte[chunkBytes];
         int modelLength = 0;
-        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0);
+        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0, directWrites ? 2 : 0);
         for (int round = 0; round < 300; round++) {
-            int offset = random.nextInt(model.length - 1);
-            int length = 1 + random.nextInt(Math.min(200_000, model.length - offset));
+            // half the writes block-aligned (the ones a target writes directly), some over 1 MiB (several direct pieces)
+            boolean aligned = random.nextBoolean();
+            int offset = aligned ? random.nextInt(model.length / 4096) * 4096 : random.nextInt(model.length - 1);
+            int longest = Math.min(random.nextInt(8) == 0 ? 1_600_000 : 200_000, model.length - offset);
+            int length = aligned && longest >= 4096 ? (1 + random.nextInt(longest / 4096)) * 4096 : 1 + random.nextInt(longest);
             if (random.nextInt(10) == 0) {
                 int keep = random.nextInt(modelLength + 1);
-                store.truncateObject(77, 0, 3L * (1 << 20) + keep, 1 << 20);
+                store.truncateObject(77, 0, 3L * chunkBytes + keep, chunkBytes);
                 Arrays.fill(model, keep, model.length, (byte) 0);
                 modelLength = Math.min(modelLength, keep);
                 continue;
             }
             byte[] bytes = new byte[length];
             random.nextBytes(bytes);
-            write(store, chunk, offset, bytes);
+            // data arrives in network buffers: direct, at any address (and now and then an aligned one)
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length + 8192);
+            buffer = random.nextBoolean() ? buffer.alignedSlice(4096) : buffer.position(1 + random.nextInt(4095)).slice();
+            buffer.put(bytes).flip();
+            store.write(chunk, offset, buffer, crcs(bytes, offset));
             System.arraycopy(bytes, 0, model, offset, length);
             modelLength = Math.max(modelLength, offset + length);
             int readOffset = random.nextInt(modelLength);
@@ -85,8 +96,13 @@ class ChunkStoreTest {
                     .isEqualTo(Arrays.copyOfRange(model, readOffset, readOffset + readLength));
         }
         store.verify(chunk);
+        if (directWrites) {
+            assertThat(store.directBytesWritten()).as("bytes written with O_DIRECT (the temp dir's file system takes it)").isPositive();
+        } else {
+            assertThat(store.directBytesWritten()).isZero();
+        }
         store.close();
-        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0);
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0, directWrites ? 2 : 0);
         assertThat(reopened.targetId()).isEqualTo(1);
         assertThat(read(reopened, chunk, 0, modelLength)).isEqualTo(Arrays.copyOf(model, modelLength));
         assertThat(reopened.usedBytes()).isEqualTo(modelLength);
