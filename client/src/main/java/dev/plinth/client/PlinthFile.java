@@ -749,7 +749,7 @@ public final class PlinthFile implements AutoCloseable {
         for (int i = 0; i < header.blockCrcs().size(); i++) {
             int start = data.readerIndex() + i * block;
             int count = Math.min(block, dataLength - i * block);
-            if (Crc32cBlocks.crc(data.nioBuffer(start, count)) != header.blockCrcs().get(i)) {
+            if (Crc32cBlocks.crc(data.nioBuffers(start, count)) != header.blockCrcs().get(i)) { // no merging copy where the reply arrived in pieces
                 throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block at " + (header.alignedOffset() + i * block)
                         + " of chunk " + piece.chunkIndex() + " (object " + piece.objectIndex() + ")");
             }

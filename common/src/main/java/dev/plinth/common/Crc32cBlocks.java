@@ -16,6 +16,15 @@ public final class Crc32cBlocks {
         return (int) crc.getValue();
     }
 
+    /** CRC32C of {@code parts} one after the other (a buffer that arrived in several pieces). */
+    public static int crc(ByteBuffer... parts) {
+        CRC32C crc = new CRC32C();
+        for (ByteBuffer part : parts) {
+            crc.update(part.duplicate());
+        }
+        return (int) crc.getValue();
+    }
+
     public static int crc(byte[] data, int offset, int length) {
         CRC32C crc = new CRC32C();
         crc.update(data, offset, length);

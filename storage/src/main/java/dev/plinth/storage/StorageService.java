@@ -287,6 +287,24 @@ public final class StorageService implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code use} on {@code data} as one buffer. A frame's data may have arrived in several
+     * network buffers (the decoder keeps large reads as they are); those are copied into one
+     * pooled buffer here, on the I/O thread, which is the copy the decoder used to make.
+     */
+    private static <T> T withContiguous(io.netty.buffer.ByteBuf data, java.util.function.Function<java.nio.ByteBuffer, T> use) {
+        if (data.nioBufferCount() <= 1) {
+            return use.apply(data.nioBuffer());
+        }
+        io.netty.buffer.ByteBuf copy = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(data.readableBytes());
+        try {
+            copy.writeBytes(data, data.readerIndex(), data.readableBytes());
+            return use.apply(copy.nioBuffer());
+        } finally {
+            copy.release();
+        }
+    }
+
     /** What a write did here, to pass down the chain. */
     private record Applied(long previousVersion, ChunkStore.WriteResult result) {}
 
@@ -309,13 +327,13 @@ public final class StorageService implements AutoCloseable {
                         request.previousVersion(), previous);
                 applied = new Applied(previous[0], result);
             } else if (request.wholeChunk()) {
-                ChunkStore.WriteResult result = store.installWhole(request.chunk(), chain, data.nioBuffer(), request.segmentCrcs(),
-                        request.chunkVersion());
+                ChunkStore.WriteResult result = withContiguous(data, bytes -> store.installWhole(request.chunk(), chain, bytes,
+                        request.segmentCrcs(), request.chunkVersion()));
                 applied = new Applied(0, result);
             } else {
                 long[] previous = new long[1];
-                ChunkStore.WriteResult result = store.write(request.chunk(), chain, request.chunkOffset(), data.nioBuffer(),
-                        request.segmentCrcs(), request.chunkVersion(), request.previousVersion(), previous);
+                ChunkStore.WriteResult result = withContiguous(data, bytes -> store.write(request.chunk(), chain, request.chunkOffset(),
+                        bytes, request.segmentCrcs(), request.chunkVersion(), request.previousVersion(), previous));
                 applied = new Applied(previous[0], result);
             }
             bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
