@@ -62,6 +62,8 @@ public final class PlinthClient implements AutoCloseable {
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
     private final JobStats jobStats;
+    /** Write-behind copies of large pieces (one file's write-behind budget of them, shared by all files). */
+    private final AlignedWriteBuffers writeBuffers;
     private final String ownJob;
 
     private PlinthClient(ClientOptions options, RpcConnections connections) {
@@ -85,6 +87,8 @@ public final class PlinthClient implements AutoCloseable {
             this.localReadExecutor = null;
         }
         this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
+        this.writeBuffers = new AlignedWriteBuffers(
+                (int) Math.min(1024, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
         this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
         this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
         long period = Math.max(100, session.leaseMillis() / 3);
@@ -195,6 +199,10 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     /** This client's I/O per job. */
+    AlignedWriteBuffers writeBuffers() {
+        return writeBuffers;
+    }
+
     public JobStats jobStats() {
         return jobStats;
     }

@@ -21,7 +21,6 @@ import dev.plinth.wire.messages.StorageMessages.TruncateObject;
 import dev.plinth.wire.messages.StorageMessages.WriteChunk;
 import dev.plinth.wire.messages.StorageMessages.WriteChunkResult;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -150,7 +149,7 @@ public final class PlinthFile implements AutoCloseable {
         client.jobStats().write(jobId, length);
         int position = source.position();
         for (Piece piece : StripeMath.pieces(layout, offset, length)) {
-            ByteBuf data = PooledByteBufAllocator.DEFAULT.directBuffer(piece.length());
+            ByteBuf data = client.writeBuffers().allocate(piece.length());
             ByteBuffer slice = source.duplicate();
             slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
             data.writeBytes(slice);

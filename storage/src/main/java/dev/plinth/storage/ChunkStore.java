@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -52,18 +53,24 @@ public final class ChunkStore implements AutoCloseable {
     private final long configuredCapacityBytes;
     /** Null where direct writes are off or the file system refuses them. */
     private final DirectWriter directWriter;
+    /**
+     * The file system under the target, found once: {@code Files.getFileStore} reads the mount
+     * table on every call, and free space is asked for on every write that grows a chunk.
+     */
+    private final FileStore fileStore;
     private final AtomicLong usedBytes = new AtomicLong();
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
     public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
 
-    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, int directWriteBuffers) {
+    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, int directWriteBuffers) throws IOException {
         this.targetId = targetId;
         this.root = root;
         this.chunksRoot = root.resolve("chunks");
         this.configuredCapacityBytes = configuredCapacityBytes;
         this.directWriter = directWriteBuffers > 0 ? DirectWriter.probe(root, directWriteBuffers) : null;
+        this.fileStore = Files.getFileStore(root);
     }
 
     /** {@link #open(Path, int, long, int)} with direct writes as the settings default them. */
@@ -154,7 +161,7 @@ public final class ChunkStore implements AutoCloseable {
             return configuredCapacityBytes;
         }
         try {
-            return usedBytes.get() + Files.getFileStore(root).getUsableSpace();
+            return usedBytes.get() + fileStore.getUsableSpace();
         } catch (IOException e) {
             return usedBytes.get();
         }
@@ -164,7 +171,7 @@ public final class ChunkStore implements AutoCloseable {
     private long freeBytes(long used) {
         long diskFree;
         try {
-            diskFree = Files.getFileStore(root).getUsableSpace();
+            diskFree = fileStore.getUsableSpace();
         } catch (IOException e) {
             diskFree = 0;
         }
