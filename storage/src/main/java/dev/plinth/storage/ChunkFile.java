@@ -38,6 +38,8 @@ final class ChunkFile implements AutoCloseable {
     private final DirectWriter directWriter;
     /** The data file opened for O_DIRECT, on the first write that can use it. */
     private FileChannel direct;
+    /** The direct open failed: this chunk writes through the page cache until it is closed. */
+    private boolean directRefused;
     private long version;
     private int length;
     private int chainId;
@@ -199,11 +201,14 @@ final class ChunkFile implements AutoCloseable {
 
     /** Writes {@code source} at {@code position}: its aligned part directly where the target can, the rest through the page cache. */
     private void writeData(ByteBuffer source, long position) throws IOException {
-        if (directWriter != null && directWriter.worthTrying(source, position)) {
+        if (directWriter != null && !directRefused && directWriter.worthTrying(source, position)) {
             if (direct == null) {
                 direct = directWriter.open(dataPath);
+                directRefused = direct == null;
             }
-            position += directWriter.writeAlignedPrefix(direct, source, position);
+            if (direct != null) {
+                position += directWriter.writeAlignedPrefix(direct, source, position);
+            }
         }
         while (source.hasRemaining()) {
             position += data.write(source, position);

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -44,6 +45,7 @@ final class DirectWriter {
     private final AtomicInteger buffersMade = new AtomicInteger();
     private final ArrayBlockingQueue<ByteBuffer> free;
     private final LongAdder bytesWritten = new LongAdder();
+    private final AtomicBoolean openFailureLogged = new AtomicBoolean();
 
     private DirectWriter(int alignment, int buffersMax) {
         this.alignment = alignment;
@@ -85,9 +87,19 @@ final class DirectWriter {
         return source.remaining() >= alignment && (position & (alignment - 1)) == 0;
     }
 
-    /** Opens {@code dataPath} (existing) for direct writes. */
-    FileChannel open(Path dataPath) throws IOException {
-        return FileChannel.open(dataPath, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+    /**
+     * Opens {@code dataPath} (existing) for direct writes, or returns null where that fails (the
+     * page cache still works, so a write is not failed for it; the first failure is logged).
+     */
+    FileChannel open(Path dataPath) {
+        try {
+            return FileChannel.open(dataPath, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+        } catch (IOException | UnsupportedOperationException e) {
+            if (openFailureLogged.compareAndSet(false, true)) {
+                LOG.warn("cannot open {} for direct writes ({}); such chunks write through the page cache", dataPath, e.toString());
+            }
+            return null;
+        }
     }
 
     /**
