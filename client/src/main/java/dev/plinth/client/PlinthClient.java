@@ -62,7 +62,10 @@ public final class PlinthClient implements AutoCloseable {
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
     private final JobStats jobStats;
-    /** Write-behind copies of large pieces (one file's write-behind budget of them, shared by all files). */
+    /**
+     * Write-behind copies of large pieces, shared by all files: at most 16 MiB of them, kept for
+     * reuse (more would be direct memory held for good; pieces beyond it use Netty's pool).
+     */
     private final AlignedWriteBuffers writeBuffers;
     private final String ownJob;
 
@@ -88,7 +91,7 @@ public final class PlinthClient implements AutoCloseable {
         }
         this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
         this.writeBuffers = new AlignedWriteBuffers(
-                (int) Math.min(1024, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
+                (int) Math.min(16, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
         this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
         this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
         long period = Math.max(100, session.leaseMillis() / 3);
