@@ -64,5 +64,6 @@ DETECTED=$(date +%s.%N)
 for _ in $(seq 1 600); do
   LAST=$(tail -1 "$WORK/acks"); if awk -v a="$LAST" -v k="$KILLED" 'BEGIN{exit !(a>k)}'; then break; fi; sleep 0.1
 done
-kill "$WRITER" 2>/dev/null || true
+# the loop, then the put it is waiting for (a killed subshell leaves its child running, retrying against a cluster that is gone)
+PUT=$(pgrep -P "$WRITER" || true); kill "$WRITER" 2>/dev/null || true; [ -z "$PUT" ] || kill $PUT 2>/dev/null || true
 awk -v k="$KILLED" -v d="$DETECTED" -v a="$LAST" -v t="$TIMEOUT_MS" 'BEGIN{printf "node timeout %d ms: offline in status after %.1f s, a write acknowledged again %.1f s after the kill (each put is a new JVM: +~1 s)\n", t, d-k, a-k}'
