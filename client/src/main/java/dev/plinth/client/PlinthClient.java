@@ -201,11 +201,11 @@ public final class PlinthClient implements AutoCloseable {
         return JOB.isBound() ? JOB.get() : ownJob;
     }
 
-    /** This client's I/O per job. */
     AlignedWriteBuffers writeBuffers() {
         return writeBuffers;
     }
 
+    /** This client's I/O per job. */
     public JobStats jobStats() {
         return jobStats;
     }
