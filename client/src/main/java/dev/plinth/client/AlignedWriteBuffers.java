@@ -1,12 +1,11 @@
 package dev.plinth.client;
 
+import dev.plinth.common.AlignedBufferPool;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import java.nio.ByteBuffer;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Buffers for write-behind copies of large pieces, aligned to 4 KiB and reused.
@@ -27,18 +26,15 @@ final class AlignedWriteBuffers {
     static final int PIECE_BYTES_MIN = 64 * 1024;
     private static final int ALIGNMENT = 4096;
 
-    private final int buffersMax;
-    private final AtomicInteger buffersMade = new AtomicInteger();
-    private final ArrayBlockingQueue<ByteBuffer> free;
+    private final AlignedBufferPool buffers;
 
     AlignedWriteBuffers(int buffersMax) {
-        this.buffersMax = buffersMax;
-        this.free = new ArrayBlockingQueue<>(Math.max(1, buffersMax));
+        this.buffers = new AlignedBufferPool(BUFFER_BYTES, ALIGNMENT, buffersMax);
     }
 
     /** An empty direct buffer with room for {@code length} bytes; aligned where it can be. */
     ByteBuf allocate(int length) {
-        ByteBuffer buffer = length >= PIECE_BYTES_MIN && length <= BUFFER_BYTES ? take() : null;
+        ByteBuffer buffer = length >= PIECE_BYTES_MIN && length <= BUFFER_BYTES ? buffers.take() : null;
         if (buffer == null) {
             return PooledByteBufAllocator.DEFAULT.directBuffer(length);
         }
@@ -47,20 +43,7 @@ final class AlignedWriteBuffers {
 
     /** Buffers lent out or free: at most {@code buffersMax}. */
     int buffersMade() {
-        return buffersMade.get();
-    }
-
-    private ByteBuffer take() {
-        ByteBuffer buffer = free.poll();
-        if (buffer != null) {
-            return buffer;
-        }
-        for (int made = buffersMade.get(); made < buffersMax; made = buffersMade.get()) {
-            if (buffersMade.compareAndSet(made, made + 1)) {
-                return ByteBuffer.allocateDirect(BUFFER_BYTES + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, BUFFER_BYTES);
-            }
-        }
-        return null;
+        return buffers.buffersMade();
     }
 
     /** One of the pool's buffers as a ByteBuf of {@code length}; back to the pool when released. */
@@ -75,7 +58,7 @@ final class AlignedWriteBuffers {
         @Override
         protected void deallocate() {
             super.deallocate(); // forgets the buffer without freeing it (it was given, not made)
-            free.offer(whole);
+            buffers.giveBack(whole);
         }
     }
 }

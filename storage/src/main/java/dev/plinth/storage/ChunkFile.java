@@ -210,9 +210,7 @@ final class ChunkFile implements AutoCloseable {
                 position += directWriter.writeAlignedPrefix(direct, source, position);
             }
         }
-        while (source.hasRemaining()) {
-            position += data.write(source, position);
-        }
+        writeFully(data, source, position);
     }
 
     /** The chunk's whole content, as stored (the caller checks it against {@link #crcs}). */
@@ -318,7 +316,8 @@ final class ChunkFile implements AutoCloseable {
         writeHeader();
     }
 
-    private static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+    /** Writes all of {@code buffer} at {@code position} (a channel may write less than asked). */
+    static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
         while (buffer.hasRemaining()) {
             position += channel.write(buffer, position);
         }

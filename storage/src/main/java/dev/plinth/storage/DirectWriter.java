@@ -1,6 +1,7 @@
 package dev.plinth.storage;
 
 import com.sun.nio.file.ExtendedOpenOption;
+import dev.plinth.common.AlignedBufferPool;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -8,9 +9,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,16 +40,13 @@ final class DirectWriter {
     static final int BUFFER_BYTES = 1 << 20;
 
     private final int alignment;
-    private final int buffersMax;
-    private final AtomicInteger buffersMade = new AtomicInteger();
-    private final ArrayBlockingQueue<ByteBuffer> free;
+    private final AlignedBufferPool buffers;
     private final LongAdder bytesWritten = new LongAdder();
     private final AtomicBoolean openFailureLogged = new AtomicBoolean();
 
     private DirectWriter(int alignment, int buffersMax) {
         this.alignment = alignment;
-        this.buffersMax = buffersMax;
-        this.free = new ArrayBlockingQueue<>(buffersMax);
+        this.buffers = new AlignedBufferPool(BUFFER_BYTES, alignment, buffersMax);
     }
 
     /**
@@ -66,8 +62,7 @@ final class DirectWriter {
             }
             DirectWriter writer = new DirectWriter(alignment, buffersMax);
             try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
-                ByteBuffer block = writer.allocate(alignment);
-                channel.write(block, 0);
+                channel.write(AlignedBufferPool.allocate(alignment, alignment), 0);
             }
             return writer;
         } catch (IOException | UnsupportedOperationException | ArithmeticException e) {
@@ -115,12 +110,12 @@ final class DirectWriter {
         }
         if (source.isDirect() && (MemorySegment.ofBuffer(source).address() & (alignment - 1)) == 0) {
             ByteBuffer piece = source.slice(source.position(), aligned);
-            writeFully(channel, piece, position);
+            ChunkFile.writeFully(channel, piece, position);
             source.position(source.position() + aligned);
             bytesWritten.add(aligned);
             return aligned;
         }
-        ByteBuffer buffer = take();
+        ByteBuffer buffer = buffers.take();
         if (buffer == null) {
             return 0;
         }
@@ -129,42 +124,19 @@ final class DirectWriter {
             while (written < aligned) {
                 int piece = Math.min(buffer.capacity(), aligned - written);
                 buffer.clear().put(0, source, source.position() + written, piece).limit(piece);
-                writeFully(channel, buffer, position + written);
+                ChunkFile.writeFully(channel, buffer, position + written);
                 written += piece;
             }
             source.position(source.position() + written);
             bytesWritten.add(written);
             return written;
         } finally {
-            free.offer(buffer);
+            buffers.giveBack(buffer);
         }
     }
 
     /** Bytes written with O_DIRECT so far. */
     long bytesWritten() {
         return bytesWritten.sum();
-    }
-
-    private ByteBuffer take() {
-        ByteBuffer buffer = free.poll();
-        if (buffer != null) {
-            return buffer;
-        }
-        for (int made = buffersMade.get(); made < buffersMax; made = buffersMade.get()) {
-            if (buffersMade.compareAndSet(made, made + 1)) {
-                return allocate(BUFFER_BYTES);
-            }
-        }
-        return null;
-    }
-
-    private ByteBuffer allocate(int bytes) {
-        return ByteBuffer.allocateDirect(bytes + alignment).alignedSlice(alignment).slice(0, bytes);
-    }
-
-    private static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-        while (buffer.hasRemaining()) {
-            position += channel.write(buffer, position);
-        }
     }
 }
