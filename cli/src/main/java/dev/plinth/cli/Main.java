@@ -40,6 +40,7 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        dev.plinth.wire.NettyDefaults.apply();
         System.exit(run(args));
     }
 

@@ -13,11 +13,14 @@ final class FrameCodec {
     private FrameCodec() {}
 
     /**
-     * Receive buffers that grow to 2 MiB: Netty's default stops at 64 KiB, which cuts every
-     * 1 MiB data frame into 16+ reads and merges.
+     * Receive buffers that grow to 1 MiB: Netty's default stops at 64 KiB, which cuts every
+     * 1 MiB data frame into 16+ reads. Not more than 1 MiB: that is the largest buffer Netty's
+     * adaptive allocator pools; a larger one is a fresh direct allocation that the JDK zeroes and
+     * the kernel faults in page by page, which cost ~10% of both cores in a sequential read
+     * (client event loops, perf) when the maximum was 2 MiB.
      */
     static io.netty.channel.RecvByteBufAllocator receiveBuffers() {
-        return new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 2 << 20);
+        return new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20);
     }
 
     /** Reads at least this large are kept as they arrived rather than copied into the frame they belong to. */

@@ -15,6 +15,10 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 
 /** Picks epoll where the native transport loads (Linux), NIO elsewhere. */
 public final class Transport {
+    static {
+        NettyDefaults.apply(); // for library users whose process did not start in our Main
+    }
+
     private Transport() {}
 
     public static EventLoopGroup newGroup(int threads) {
