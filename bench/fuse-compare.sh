@@ -8,6 +8,7 @@
 # Needs root, fuse3, fio, iperf3, gcc and MooseFS (moosefs-master moosefs-chunkserver moosefs-client);
 # libfuse3-dev for the FUSE ceiling (an in-memory C file system that does no work, same mdbench).
 set -eu
+. "$(dirname "$0")/need.sh"; need fio iperf3 gcc python3 fusermount3:fuse3 mfsmaster:moosefs-master mfschunkserver:moosefs-chunkserver mfsmount:moosefs-client
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=$(realpath "$HERE/../shared")
 BASE=$(realpath -m "${1:-/tmp/plinth-bench}"); SIZE=${2:-1G}; MD_THREADS=${3:-4}; MD_FILES=${4:-2000}

@@ -12,6 +12,7 @@
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
+. "$(dirname "$0")/need.sh"; need curl iperf3 python3
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}

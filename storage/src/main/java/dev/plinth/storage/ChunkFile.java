@@ -8,9 +8,12 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * One chunk on disk: a data file holding the chunk's bytes as they are (so reads can be sent
@@ -66,13 +69,32 @@ final class ChunkFile implements AutoCloseable {
         if (!create && !Files.exists(metaPath)) {
             return null;
         }
-        Files.createDirectories(dataPath.getParent());
-        FileChannel data = FileChannel.open(dataPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        if (create) {
+            // only a new chunk may need its directory: for an existing one this is a failed mkdir
+            // and an exception per open, which small reads of many chunks paid on every cache miss
+            Files.createDirectories(dataPath.getParent());
+        }
+        // without create, a chunk removed since the check above stays absent instead of coming back empty
+        Set<StandardOpenOption> options = create
+                ? EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                : EnumSet.of(StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel data;
         FileChannel meta;
         try {
-            meta = FileChannel.open(metaPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            data = FileChannel.open(dataPath, options);
+        } catch (NoSuchFileException e) {
+            if (create) {
+                throw e;
+            }
+            return null;
+        }
+        try {
+            meta = FileChannel.open(metaPath, options);
         } catch (IOException e) {
             data.close();
+            if (e instanceof NoSuchFileException && !create) {
+                return null;
+            }
             throw e;
         }
         ChunkFile chunk = new ChunkFile(dataPath, metaPath, data, meta, directWriter);

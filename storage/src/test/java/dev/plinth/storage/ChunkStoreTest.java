@@ -110,6 +110,23 @@ class ChunkStoreTest {
     }
 
     @Test
+    void openingForReadNeverCreatesFiles() throws IOException {
+        Path chunkDirectory = directory.resolve("t/chunks/00/0000000000000001");
+        // no directory at all: absent, and nothing made
+        assertThat(ChunkFile.open(chunkDirectory.resolve("0.0.data"), false, 1, null)).isNull();
+        assertThat(chunkDirectory).doesNotExist();
+        // a removal caught between its two deletes (meta goes first): absent, not an empty chunk brought back
+        Files.createDirectories(chunkDirectory);
+        Path data = chunkDirectory.resolve("0.1.data");
+        Files.write(data, new byte[10]);
+        assertThat(ChunkFile.open(data, false, 1, null)).isNull();
+        Path meta = dev.plinth.common.ChunkFormat.metaPath(chunkDirectory.resolve("0.2.data"));
+        Files.write(meta, new byte[0]);
+        assertThat(ChunkFile.open(chunkDirectory.resolve("0.2.data"), false, 1, null)).isNull();
+        assertThat(chunkDirectory.resolve("0.2.data")).doesNotExist();
+    }
+
+    @Test
     void corruptBlockIsDetectedNotReturned() throws IOException {
         ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
         ChunkId chunk = new ChunkId(5, 1, 0);
