@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Layout;
+import io.netty.buffer.ByteBuf;
+import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -14,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Read-ahead under the access patterns FUSE produces: reads that arrive out of order around the
- * stream, and a handle that reads, then grows the file by writing, then reads on past its old end.
+ * stream, and a handle that reads, then grows the file by writing, then reads on past its old end;
+ * and reads that hand out the received buffers instead of copying them.
  */
 class ReadAheadTest {
     @TempDir
@@ -59,5 +64,55 @@ class ReadAheadTest {
                 }
             }
         }
+    }
+
+    @Test
+    @Timeout(120)
+    void buffersHandedOutHoldTheSameBytesAsCopies() {
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
+            long seed = System.nanoTime();
+            Random random = new Random(seed);
+            // three stripes of 64 KiB, a hole in the middle, and an end inside a stripe
+            byte[] model = new byte[5 << 20];
+            random.nextBytes(model);
+            int holeStart = 2 << 20;
+            int holeEnd = holeStart + 700_000;
+            Arrays.fill(model, holeStart, holeEnd, (byte) 0);
+            try (PlinthFile file = client.create("/striped", 0644, true, new Layout(3, 64 << 10, 256 << 10, Layout.DEFAULT_POOL, 1, List.of()))) {
+                file.write(0, ByteBuffer.wrap(model, 0, holeStart));
+                file.write(holeEnd, ByteBuffer.wrap(model, holeEnd, model.length - holeEnd));
+            }
+            try (PlinthFile file = client.open("/striped", false)) {
+                // a sequential pass in pieces of odd sizes, then reads anywhere
+                assertThat(readAll(file, 0, model.length, 1_000_003)).as("seed %d", seed).isEqualTo(model);
+                for (int i = 0; i < 40; i++) {
+                    int offset = random.nextInt(model.length);
+                    int length = random.nextInt(3 << 20);
+                    int end = Math.min(model.length, offset + length);
+                    assertThat(readAll(file, offset, length, length + 1)).as("seed %d, %d bytes at %d", seed, length, offset)
+                            .isEqualTo(Arrays.copyOfRange(model, offset, end));
+                }
+                assertThat(file.readBuffers(model.length, 10)).isEmpty();
+            }
+        }
+    }
+
+    /** {@code length} bytes from {@code offset} (fewer at the end of the file) through readBuffers, {@code step} at a time. */
+    private static byte[] readAll(PlinthFile file, long offset, int length, int step) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (long at = offset; at < offset + length; ) {
+            List<ByteBuf> buffers = file.readBuffers(at, (int) Math.min(step, offset + length - at));
+            if (buffers.isEmpty()) {
+                break;
+            }
+            for (ByteBuf buffer : buffers) {
+                byte[] bytes = new byte[buffer.readableBytes()];
+                buffer.getBytes(buffer.readerIndex(), bytes);
+                out.writeBytes(bytes);
+                at += bytes.length;
+                buffer.release();
+            }
+        }
+        return out.toByteArray();
     }
 }

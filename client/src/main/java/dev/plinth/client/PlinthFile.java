@@ -445,14 +445,37 @@ public final class PlinthFile implements AutoCloseable {
 
     /** Reads up to {@code target.remaining()} bytes at {@code offset}; returns the count, or -1 at end of file. */
     public synchronized int read(long offset, ByteBuffer target) {
+        return read(offset, target.remaining(), new CopyInto(target));
+    }
+
+    /**
+     * Reads up to {@code maxLength} bytes at {@code offset} without copying them: the verified
+     * buffers the client received, as retained slices that the caller must release (holes come as
+     * zeros). Empty at the end of the file. For servers that pass the bytes on (the S3 gateway).
+     */
+    public synchronized List<ByteBuf> readBuffers(long offset, int maxLength) {
+        if (maxLength < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative length");
+        }
+        SliceInto slices = new SliceInto();
+        try {
+            read(offset, maxLength, slices);
+        } catch (RuntimeException e) {
+            slices.buffers.forEach(ByteBuf::release);
+            throw e;
+        }
+        return slices.buffers;
+    }
+
+    private int read(long offset, int maxLength, ExtentSink sink) {
         checkOpen();
         if (offset < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset");
         }
         if (offset >= sizeBytes) {
-            return target.remaining() == 0 ? 0 : -1;
+            return maxLength == 0 ? 0 : -1;
         }
-        int length = (int) Math.min(target.remaining(), sizeBytes - offset);
+        int length = (int) Math.min(maxLength, sizeBytes - offset);
         if (length == 0) {
             return 0;
         }
@@ -470,14 +493,14 @@ public final class PlinthFile implements AutoCloseable {
                         && offset <= lastReadEnd + (long) readaheadUnits * READ_UNIT_BYTES);
         client.jobStats().read(jobId, length);
         if (sequential) {
-            readThroughUnits(offset, length, target);
+            readThroughUnits(offset, length, sink);
             lastReadEnd = Math.max(lastReadEnd, offset + length);
             return length;
         } else {
             dropAllReadUnits();
             Extent extent = await(fetch(offset, length));
             try {
-                extent.copyTo(offset, length, target);
+                extent.deliver(offset, length, sink);
             } finally {
                 extent.release();
             }
@@ -486,7 +509,7 @@ public final class PlinthFile implements AutoCloseable {
         return length;
     }
 
-    private void readThroughUnits(long offset, int length, ByteBuffer target) {
+    private void readThroughUnits(long offset, int length, ExtentSink sink) {
         long end = offset + length;
         long firstUnit = offset / READ_UNIT_BYTES;
         long lastUnit = (end - 1) / READ_UNIT_BYTES;
@@ -513,7 +536,7 @@ public final class PlinthFile implements AutoCloseable {
                 readUnits.put(unit, pending);
                 extent = await(pending);
             }
-            extent.copyTo(from, (int) (to - from), target);
+            extent.deliver(from, (int) (to - from), sink);
         }
         // drop units well behind the reader (a few stay for reads that arrive out of order)
         long headUnit = Math.max(lastUnit, Math.max(0, lastReadEnd - 1) / READ_UNIT_BYTES);
@@ -584,8 +607,8 @@ public final class PlinthFile implements AutoCloseable {
             this.slices = new ByteBuf[pieces.size()];
         }
 
-        /** Copies file bytes [offset, offset + count) into {@code target}; holes become zeros. */
-        void copyTo(long offset, int count, ByteBuffer target) {
+        /** Hands file bytes [offset, offset + count) to {@code sink} in order: the bytes held, and runs of zeros for holes. */
+        void deliver(long offset, int count, ExtentSink sink) {
             long end = offset + count;
             for (int i = 0; i < pieces.size(); i++) {
                 Piece piece = pieces.get(i);
@@ -598,14 +621,10 @@ public final class PlinthFile implements AutoCloseable {
                 ByteBuf slice = slices[i];
                 int available = slice == null ? 0 : Math.max(0, Math.min(to, slice.readableBytes()) - from);
                 if (available > 0) {
-                    ByteBuffer destination = target.slice(target.position(), available);
-                    slice.getBytes(slice.readerIndex() + from, destination);
-                    target.position(target.position() + available);
+                    sink.bytes(slice, slice.readerIndex() + from, available);
                 }
-                for (int zeros = to - from - available; zeros > 0; ) {
-                    int run = Math.min(zeros, ZEROS.length);
-                    target.put(ZEROS, 0, run);
-                    zeros -= run;
+                if (to - from - available > 0) {
+                    sink.zeros(to - from - available);
                 }
             }
         }
@@ -625,6 +644,50 @@ public final class PlinthFile implements AutoCloseable {
                     slices[i].release();
                     slices[i] = null;
                 }
+            }
+        }
+    }
+
+    /** Where the bytes of a read go. */
+    private interface ExtentSink {
+        void bytes(ByteBuf source, int index, int length);
+
+        void zeros(int length);
+    }
+
+    /** Copies into the caller's buffer ({@link #read(long, ByteBuffer)}). */
+    private record CopyInto(ByteBuffer target) implements ExtentSink {
+        @Override
+        public void bytes(ByteBuf source, int index, int length) {
+            source.getBytes(index, target.slice(target.position(), length));
+            target.position(target.position() + length);
+        }
+
+        @Override
+        public void zeros(int length) {
+            for (int left = length; left > 0; ) {
+                int run = Math.min(left, ZEROS.length);
+                target.put(ZEROS, 0, run);
+                left -= run;
+            }
+        }
+    }
+
+    /** Collects retained slices, no copy ({@link #readBuffers}). */
+    private static final class SliceInto implements ExtentSink {
+        final List<ByteBuf> buffers = new ArrayList<>();
+
+        @Override
+        public void bytes(ByteBuf source, int index, int length) {
+            buffers.add(source.retainedSlice(index, length));
+        }
+
+        @Override
+        public void zeros(int length) {
+            for (int left = length; left > 0; ) {
+                int run = Math.min(left, ZEROS.length);
+                buffers.add(io.netty.buffer.Unpooled.wrappedBuffer(ZEROS, 0, run).asReadOnly());
+                left -= run;
             }
         }
     }
