@@ -82,7 +82,12 @@ final class FuseOperations {
         final MemorySegment entry = arena.allocate(ENTRY_SIZE, 8);
         final MemorySegment statvfs = arena.allocate(STATVFS_SIZE, 8);
         final MemorySegment groups = arena.allocate(4L * GROUPS_MAX, 4);
+        /** struct iovec[READ_IOV_MAX]: base pointer and length, 8 bytes each. */
+        final MemorySegment iov = arena.allocate(ReadReply.IOVEC_BYTES * READ_IOV_MAX, 8);
     }
+
+    /** Pieces one read reply may point at (see {@link ReadReply}). */
+    static final int READ_IOV_MAX = 256;
 
     private final io.prometheus.metrics.core.metrics.Counter operationCount;
     private final io.prometheus.metrics.core.metrics.Histogram operationDuration;
@@ -444,6 +449,10 @@ final class FuseOperations {
         return fh;
     }
 
+    /**
+     * Answers with the client's own verified buffers (fuse_reply_iov), so the kernel copies the
+     * bytes once, straight into the reader's pages; they were copied into a buffer of ours first.
+     */
     void read(MemorySegment req, long ino, long size, long offset, MemorySegment fi) {
         serve(req, "read", () -> {
             OpenFile open = handle(fi);
@@ -451,16 +460,25 @@ final class FuseOperations {
             if (offset + length > open.file().size()) {
                 catchUpWithOtherHandles(open);
             }
-            MemorySegment data = scratch.get().data;
-            ByteBuffer target = data.asSlice(0, length).asByteBuffer();
-            while (target.hasRemaining()) {
-                int before = target.position();
-                int n = open.file().read(offset + before, target);
-                if (n <= 0 || target.position() == before) {
-                    break;
+            List<io.netty.buffer.ByteBuf> buffers = new ArrayList<>();
+            try {
+                int done = 0;
+                while (done < length) {
+                    int before = done;
+                    for (io.netty.buffer.ByteBuf buffer : open.file().readBuffers(offset + done, length - done)) {
+                        buffers.add(buffer);
+                        done += buffer.readableBytes();
+                    }
+                    if (done == before) {
+                        break; // the end of the file
+                    }
                 }
+                Scratch memory = scratch.get();
+                int entries = ReadReply.gather(buffers, memory.iov, READ_IOV_MAX, memory.data);
+                checkReply((int) REPLY_IOV.invokeExact(req, memory.iov, entries));
+            } finally {
+                buffers.forEach(io.netty.buffer.ByteBuf::release);
             }
-            reply(REPLY_BUF, req, data, (long) target.position());
         });
     }
 

@@ -78,6 +78,7 @@ final class Libfuse {
     static final MethodHandle REPLY_OPEN = function("fuse_reply_open", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle REPLY_WRITE = function("fuse_reply_write", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
     static final MethodHandle REPLY_BUF = function("fuse_reply_buf", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    static final MethodHandle REPLY_IOV = function("fuse_reply_iov", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
     static final MethodHandle REPLY_STATFS = function("fuse_reply_statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle REPLY_XATTR = function("fuse_reply_xattr", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
     static final MethodHandle REPLY_LOCK = function("fuse_reply_lock", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
