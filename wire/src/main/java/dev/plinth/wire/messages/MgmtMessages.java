@@ -90,7 +90,12 @@ public final class MgmtMessages {
         }
 
         public ChainInfo chain(int chainId) {
-            return chains.stream().filter(c -> c.chainId() == chainId).findFirst().orElse(null);
+            for (ChainInfo chain : chains) { // a plain loop: storage looks up a chain on every chunk write
+                if (chain.chainId() == chainId) {
+                    return chain;
+                }
+            }
+            return null;
         }
 
         public NodeInfo node(int nodeId) {
