@@ -451,7 +451,8 @@ public final class PlinthFile implements AutoCloseable {
     /**
      * Reads up to {@code maxLength} bytes at {@code offset} without copying them: the verified
      * buffers the client received, as retained slices that the caller must release (holes come as
-     * zeros). Empty at the end of the file. For servers that pass the bytes on (the S3 gateway).
+     * zeros). Empty at the end of the file. For servers that pass the bytes on (the S3 gateway, the
+     * FUSE mount); applications, which own their buffers, use {@link #read(long, ByteBuffer)}.
      */
     public synchronized List<ByteBuf> readBuffers(long offset, int maxLength) {
         if (maxLength < 0) {
