@@ -101,10 +101,13 @@ class ReadAheadTest {
     private static byte[] readAll(PlinthFile file, long offset, int length, int step) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (long at = offset; at < offset + length; ) {
-            List<ByteBuf> buffers = file.readBuffers(at, (int) Math.min(step, offset + length - at));
+            int asked = (int) Math.min(step, offset + length - at);
+            List<ByteBuf> buffers = file.readBuffers(at, asked);
             if (buffers.isEmpty()) {
                 break;
             }
+            // one call holds everything asked for, up to the end of the file
+            assertThat(buffers.stream().mapToInt(ByteBuf::readableBytes).sum()).isEqualTo((int) Math.min(asked, file.size() - at));
             for (ByteBuf buffer : buffers) {
                 byte[] bytes = new byte[buffer.readableBytes()];
                 buffer.getBytes(buffer.readerIndex(), bytes);

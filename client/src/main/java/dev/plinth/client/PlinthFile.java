@@ -451,7 +451,8 @@ public final class PlinthFile implements AutoCloseable {
     /**
      * Reads up to {@code maxLength} bytes at {@code offset} without copying them: the verified
      * buffers the client received, as retained slices that the caller must release (holes come as
-     * zeros). Empty at the end of the file. For servers that pass the bytes on (the S3 gateway, the
+     * zeros). They hold all {@code min(maxLength, size - offset)} bytes, so one call reads up to the
+     * end of the file; empty at the end of the file. For servers that pass the bytes on (the S3 gateway, the
      * FUSE mount); applications, which own their buffers, use {@link #read(long, ByteBuffer)}.
      */
     public synchronized List<ByteBuf> readBuffers(long offset, int maxLength) {

@@ -460,19 +460,8 @@ final class FuseOperations {
             if (offset + length > open.file().size()) {
                 catchUpWithOtherHandles(open);
             }
-            List<io.netty.buffer.ByteBuf> buffers = new ArrayList<>();
+            List<io.netty.buffer.ByteBuf> buffers = open.file().readBuffers(offset, length); // up to the end of the file
             try {
-                int done = 0;
-                while (done < length) {
-                    int before = done;
-                    for (io.netty.buffer.ByteBuf buffer : open.file().readBuffers(offset + done, length - done)) {
-                        buffers.add(buffer);
-                        done += buffer.readableBytes();
-                    }
-                    if (done == before) {
-                        break; // the end of the file
-                    }
-                }
                 Scratch memory = scratch.get();
                 int entries = ReadReply.gather(buffers, memory.iov, READ_IOV_MAX, memory.data);
                 checkReply((int) REPLY_IOV.invokeExact(req, memory.iov, entries));

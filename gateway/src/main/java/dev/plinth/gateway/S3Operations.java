@@ -388,31 +388,20 @@ final class S3Operations {
      * here, a tenth of the gateway's CPU per GiB).
      */
     private static ByteBuf readPiece(PlinthFile file, long offset, int length) {
-        java.util.List<ByteBuf> first = file.readBuffers(offset, length);
-        if (first.size() == 1 && first.getFirst().readableBytes() == length) {
-            return first.getFirst();
+        java.util.List<ByteBuf> buffers = file.readBuffers(offset, length); // all of it, short only at the end of the file
+        int read = buffers.stream().mapToInt(ByteBuf::readableBytes).sum();
+        if (read < length) {
+            buffers.forEach(ByteBuf::release);
+            throw new S3Exception(S3Error.INTERNAL_ERROR, "the object shrank while it was read");
+        }
+        if (buffers.size() == 1) {
+            return buffers.getFirst();
         }
         io.netty.buffer.CompositeByteBuf piece = PooledByteBufAllocator.DEFAULT.compositeDirectBuffer(PIECE_COMPONENTS_MAX);
-        try {
-            int done = 0;
-            java.util.List<ByteBuf> buffers = first;
-            while (true) {
-                for (ByteBuf buffer : buffers) {
-                    done += buffer.readableBytes();
-                    piece.addComponent(true, buffer);
-                }
-                if (done >= length) {
-                    return piece;
-                }
-                if (buffers.isEmpty()) {
-                    throw new S3Exception(S3Error.INTERNAL_ERROR, "the object shrank while it was read");
-                }
-                buffers = file.readBuffers(offset + done, length - done);
-            }
-        } catch (RuntimeException e) {
-            piece.release();
-            throw e;
+        for (ByteBuf buffer : buffers) {
+            piece.addComponent(true, buffer);
         }
+        return piece;
     }
 
     /** Enough for a piece made of a few stripes' buffers and 64 KiB runs of a hole, without a merging copy. */

@@ -78,20 +78,15 @@ final class ChunkFile implements AutoCloseable {
         Set<StandardOpenOption> options = create
                 ? EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
                 : EnumSet.of(StandardOpenOption.READ, StandardOpenOption.WRITE);
-        FileChannel data;
+        FileChannel data = null;
         FileChannel meta;
         try {
             data = FileChannel.open(dataPath, options);
-        } catch (NoSuchFileException e) {
-            if (create) {
-                throw e;
-            }
-            return null;
-        }
-        try {
             meta = FileChannel.open(metaPath, options);
         } catch (IOException e) {
-            data.close();
+            if (data != null) {
+                data.close();
+            }
             if (e instanceof NoSuchFileException && !create) {
                 return null;
             }
