@@ -29,6 +29,9 @@ import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import dev.plinth.wire.messages.StorageMessages.RemoveFile;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.RecordComponent;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -292,19 +295,52 @@ public final class MetaService implements AutoCloseable {
 
     /** The same mutation with another header (every mutation's first component is its header). */
     private static Mutation withHeader(Mutation mutation, OpHeader header) {
-        RecordComponent[] components = mutation.getClass().getRecordComponents();
-        Object[] values = new Object[components.length];
-        Class<?>[] types = new Class<?>[components.length];
-        try {
-            for (int i = 0; i < components.length; i++) {
-                types[i] = components[i].getType();
-                values[i] = i == 0 ? header : components[i].getAccessor().invoke(mutation);
+        return RESTAMPERS.get(mutation.getClass()).restamp(mutation, header);
+    }
+
+    /**
+     * Rebuilds one mutation type with a new header through method handles found once per type:
+     * looking up the record's components and constructor by reflection on every change made
+     * class-library symbol lookups and new method handles a visible cost of each small S3 PUT.
+     */
+    private record Restamper(MethodHandle constructor, MethodHandle[] accessors) {
+        static Restamper of(Class<?> type) {
+            RecordComponent[] components = type.getRecordComponents();
+            Class<?>[] types = new Class<?>[components.length];
+            MethodHandle[] accessors = new MethodHandle[components.length];
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            try {
+                for (int i = 0; i < components.length; i++) {
+                    types[i] = components[i].getType();
+                    accessors[i] = lookup.unreflect(components[i].getAccessor()).asType(MethodType.methodType(Object.class, Object.class));
+                }
+                MethodHandle constructor = lookup.findConstructor(type, MethodType.methodType(void.class, types));
+                return new Restamper(constructor.asType(constructor.type().generic()).asSpreader(Object[].class, types.length), accessors);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot restamp " + type.getSimpleName(), e);
             }
-            return (Mutation) mutation.getClass().getDeclaredConstructor(types).newInstance(values);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot restamp " + mutation.getClass().getSimpleName(), e);
+        }
+
+        Mutation restamp(Mutation mutation, OpHeader header) {
+            Object[] values = new Object[accessors.length];
+            try {
+                values[0] = header;
+                for (int i = 1; i < accessors.length; i++) {
+                    values[i] = (Object) accessors[i].invokeExact((Object) mutation);
+                }
+                return (Mutation) (Object) constructor.invokeExact(values);
+            } catch (Throwable e) {
+                throw new IllegalStateException("cannot restamp " + mutation.getClass().getSimpleName(), e);
+            }
         }
     }
+
+    private static final ClassValue<Restamper> RESTAMPERS = new ClassValue<>() {
+        @Override
+        protected Restamper computeValue(Class<?> type) {
+            return Restamper.of(type);
+        }
+    };
 
     private void expireSessions() {
         try {
