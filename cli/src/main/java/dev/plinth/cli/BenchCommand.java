@@ -89,7 +89,7 @@ final class BenchCommand implements Callable<Integer> {
             int count = stripeCount == -1 ? targets : stripeCount;
             Layout root = plinth.stat("/").layout();
             int copies = replicas == null ? root.replicas() : replicas;
-            Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), copies, List.of()).validate();
+            Layout layout = new Layout(count, root.stripeSizeBytes(), root.chunkSizeBytes(), root.pool(), copies, List.of(), root.mdtBytes()).validate();
             progress("plinth bench: %s sequential in 1 MiB requests, %d small files, stripe count %d over %d targets, %d replica(s)",
                     Sizes.format(bytes), files, Math.min(count, targets), targets, copies);
             boolean cachesDropped = !warm && dropCaches();

@@ -56,6 +56,7 @@ final class GetstripeCommand implements Callable<Integer> {
                 out.put("chunk_size", layout.chunkSizeBytes());
                 out.put("pool", layout.pool());
                 out.put("replicas", layout.replicas());
+                out.put("mdt_bytes", layout.mdtBytes());
                 out.put("inherited", inherited);
                 out.put("objects", objects);
                 System.out.println(Json.write(out));
@@ -68,6 +69,7 @@ final class GetstripeCommand implements Callable<Integer> {
             System.out.printf("lmm_pool:          %s%n", layout.pool());
             System.out.printf("plinth_chunk_size: %d%n", layout.chunkSizeBytes());
             System.out.printf("plinth_replicas:   %d%n", layout.replicas());
+            System.out.printf("plinth_mdt_bytes:  %d%n", layout.mdtBytes());
             if (inherited) {
                 System.out.println("(inherited from the file system default)");
             }

@@ -34,6 +34,10 @@ final class SetstripeCommand implements Callable<Integer> {
     @Option(names = {"-r", "--replicas"}, paramLabel = "R", description = "Copies of every chunk, on a chain of R targets on distinct nodes.")
     Integer replicas;
 
+    @Option(names = {"-L", "--mdt-bytes"}, paramLabel = "SIZE",
+            description = "Data-on-MDT size: the first SIZE bytes of each file live in the metadata service (0: none; a multiple of 64K up to 1M).")
+    String mdtBytes;
+
     @Parameters(paramLabel = "PATH")
     String path;
 
@@ -57,7 +61,8 @@ final class SetstripeCommand implements Callable<Integer> {
             Layout layout = new Layout(count,
                     stripeSize == null ? current.stripeSizeBytes() : Math.toIntExact(Sizes.parseBytes(stripeSize)),
                     chunkSize == null ? current.chunkSizeBytes() : Math.toIntExact(Sizes.parseBytes(chunkSize)),
-                    poolName, replicas == null ? current.replicas() : replicas, List.of()).validate();
+                    poolName, replicas == null ? current.replicas() : replicas, List.of(),
+                    mdtBytes == null ? current.mdtBytes() : Math.toIntExact(Sizes.parseBytes(mdtBytes))).validate();
             if (exists) {
                 plinth.setLayout(path, layout);
             } else {

@@ -89,8 +89,9 @@ class MetricsTest {
     private void workload(int megabytes) {
         byte[] block = new byte[1 << 20];
         try (PlinthFile file = plinth.create("/metrics-" + System.nanoTime(), 0644, true, null)) {
+            long start = file.layout().mdtBytes(); // past the file's Data-on-MDT part, so that every byte goes to a target
             for (int i = 0; i < megabytes; i++) {
-                file.write((long) i << 20, ByteBuffer.wrap(block));
+                file.write(start + ((long) i << 20), ByteBuffer.wrap(block));
             }
         }
     }

@@ -71,8 +71,9 @@ class RandomWorkloadTest {
                 int choice = random.nextInt(100);
                 if (models.isEmpty() || (choice < 10 && models.size() < FILES_MAX)) {
                     String name = "/w/f" + nextName++;
+                    // a third without Data-on-MDT, the rest with 64 KiB to 1 MiB of each file in the metadata service
                     Layout layout = new Layout(1 + random.nextInt(4), (64 << 10) << random.nextInt(5), (64 << 10) << random.nextInt(7),
-                            "default", 1, List.of());
+                            "default", 1, List.of(), random.nextInt(3) == 0 ? 0 : (64 << 10) << random.nextInt(5));
                     client.create(name, 0644, true, layout).close();
                     models.put(name, new Model());
                     continue;
@@ -83,6 +84,10 @@ class RandomWorkloadTest {
                 if (choice < 55) {
                     int offset = random.nextInt(Math.min(FILE_BYTES_MAX - 1, model.size + (2 << 20)) + 1);
                     int length = 1 + random.nextInt(random.nextInt(10) == 0 ? 16 << 20 : 1 << 20);
+                    if (random.nextInt(4) == 0) { // small writes near the start: in, across and just past a Data-on-MDT part
+                        offset = random.nextInt(1200 << 10);
+                        length = 1 + random.nextInt(100 << 10);
+                    }
                     length = Math.min(length, FILE_BYTES_MAX - offset);
                     if (length <= 0) {
                         continue;

@@ -62,6 +62,7 @@ public final class PlinthClient implements AutoCloseable {
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
     private final JobStats jobStats;
+    private final WriteBudget writeBudget;
     /**
      * Write-behind copies of large pieces, shared by all files: at most 16 MiB of them, kept for
      * reuse (more would be direct memory held for good; pieces beyond it use Netty's pool).
@@ -90,6 +91,8 @@ public final class PlinthClient implements AutoCloseable {
             this.localReadExecutor = null;
         }
         this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
+        this.writeBudget = new WriteBudget(options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES),
+                io.netty.util.internal.PlatformDependent.maxDirectMemory());
         this.writeBuffers = new AlignedWriteBuffers(
                 (int) Math.min(16, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
         this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
@@ -138,6 +141,10 @@ public final class PlinthClient implements AutoCloseable {
     public static final ScopedValue<java.util.function.BooleanSupplier> CANCELLED = ScopedValue.newInstance();
 
     /** Fails with INTERRUPTED if the current call's caller has given up. */
+    WriteBudget writeBudget() {
+        return writeBudget;
+    }
+
     static void checkCancelled() {
         if (CANCELLED.isBound() && CANCELLED.get().getAsBoolean()) {
             throw new PlinthException(ErrorCode.INTERRUPTED, "the caller was interrupted");
@@ -500,7 +507,7 @@ public final class PlinthClient implements AutoCloseable {
     public PlinthFile open(long inodeId, boolean write) {
         Attributes attributes = this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();
         if (attributes.isDirectory()) {
-            meta(new MetaMessages.Close(header(), inodeId, 0, false, true));
+            meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
         }
         if (write) {
@@ -530,21 +537,61 @@ public final class PlinthClient implements AutoCloseable {
         return new PlinthFile(this, attributes, false, false);
     }
 
+    /**
+     * The whole of a file that lies within its Data-on-MDT part ({@code size <= layout.mdtBytes}),
+     * with the file's attributes from the same snapshot: one metadata query, no open. The bytes
+     * are those of the returned attributes; the caller compares them with what it expected.
+     */
+    public MetaMessages.InlineData readWhole(Attributes attributes) {
+        if (attributes.type() != dev.plinth.common.FileType.FILE || attributes.layout() == null
+                || attributes.sizeBytes() > attributes.layout().mdtBytes()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + InodeId.format(attributes.inodeId()) + " is not all on the MDT");
+        }
+        if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), false, Permissions.READ)) {
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
+        }
+        MetaMessages.InlineData data = readInline(attributes.inodeId(), 0, (int) attributes.sizeBytes());
+        jobStats.read(currentJob(), attributes.sizeBytes());
+        return data;
+    }
+
     private void checkAccess(Attributes attributes, int mask) {
         if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
-            meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true));
+            meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true, null));
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "open of inode " + InodeId.format(attributes.inodeId()));
         }
     }
 
     Attributes publish(long inodeId, long writtenEndBytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs, long parentId, String sourceName,
-                       String targetName, boolean noReplace) {
+                       String targetName, boolean noReplace, MetaMessages.InlineWrite inline) {
         return this.<AttributesReply>meta(new MetaMessages.Publish(header(), inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName,
-                targetName, noReplace)).attributes();
+                targetName, noReplace, inline)).attributes();
     }
 
-    Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release) {
-        return this.<AttributesReply>meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release)).attributes();
+    Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release, MetaMessages.InlineWrite inline) {
+        return this.<AttributesReply>meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release, inline)).attributes();
+    }
+
+    /**
+     * Creates a file of {@code bytes} in directory {@code parentId} and names it {@code name} (over
+     * an existing file unless {@code noReplace}) with {@code mtimeNanos} and {@code xattrs}, as one
+     * metadata change ({@link MetaMessages.PutWhole}). The bytes must fit in the directory's
+     * Data-on-MDT part (INVALID_ARGUMENT otherwise; write them through {@link #createUnnamed} then).
+     */
+    public Attributes putWhole(long parentId, String name, int mode, byte[] bytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs,
+                               boolean noReplace) {
+        Attributes attributes = this.<AttributesReply>meta(new MetaMessages.PutWhole(header(), parentId, name, mode, null, bytes, mtimeNanos,
+                xattrs, noReplace)).attributes();
+        jobStats.write(currentJob(), bytes.length);
+        return attributes;
+    }
+
+    void writeInline(long inodeId, MetaMessages.InlineWrite write) {
+        meta(new MetaMessages.WriteInline(header(), inodeId, write));
+    }
+
+    MetaMessages.InlineData readInline(long inodeId, int offset, int length) {
+        return meta(new MetaMessages.ReadInline(header(), inodeId, offset, length));
     }
 
     // ---- path-level API (what the CLI and the NIO provider use)

@@ -33,15 +33,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
  * An open file: positional reads and writes striped over the file's chains, many pieces in
  * parallel.
  *
- * <p>Writes are write-behind: a write returns once its pieces are sent, holding a share of a
- * bounded byte budget until the target acknowledges; a failure is reported by the next write,
+ * <p>Writes are write-behind: a write returns once its pieces are sent, holding a share of the
+ * client's bounded byte budget ({@link WriteBudget}) until the target acknowledges; a failure is reported by the next write,
  * fsync or close, as with NFS and Lustre. Writes that overlap one still in flight wait for it, so
  * the target applies overlapping writes in order. Size and mtime are settled with the metadata
  * service at fsync and close (close-to-open consistency).
@@ -49,10 +48,14 @@ import java.util.concurrent.TimeUnit;
  * <p>Reads verify each block against the CRC the target stored, which travels with the data.
  * A sequential reader gets read-ahead: 1 MiB units fetched ahead of it, up to the read-ahead
  * window. Methods are synchronized: one handle serves one caller at a time.
+ *
+ * <p>Bytes below the layout's {@code mdtBytes} (Data-on-MDT) live in the metadata service: writes
+ * there are held by the handle (one contiguous run, at most {@code mdtBytes}) and go out with the
+ * close, fsync or publish that settles the size, so a small file is written by one metadata
+ * change; reads there are one metadata query.
  */
 public final class PlinthFile implements AutoCloseable {
     private static final int READ_UNIT_BYTES = 1 << 20;
-    private static final int BUDGET_UNIT_BYTES = 4096;
     private static final int CHECKSUM_RETRIES = 3;
     /** How many read units behind the furthest read a read still counts as part of a sequential stream. */
     private static final int STREAM_SLACK_UNITS = 2;
@@ -65,7 +68,12 @@ public final class PlinthFile implements AutoCloseable {
     /** Whether the metadata service counts this handle as an open (see {@link PlinthClient#openUncounted}). */
     private final boolean counted;
     private final int readaheadUnits;
-    private final Semaphore writeBudget;
+    /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
+    private final int mdtBytes;
+    /** Written bytes of the Data-on-MDT part not yet sent, in {@code [pendingFrom, pendingTo)}; allocated on first use. */
+    private byte[] inlinePending;
+    private int pendingFrom;
+    private int pendingTo;
     private final Object inflightLock = new Object();
     private final List<InflightWrite> inflight = new ArrayList<>();
     private final LinkedHashMap<Long, CompletableFuture<Extent>> readUnits = new LinkedHashMap<>();
@@ -95,11 +103,10 @@ public final class PlinthFile implements AutoCloseable {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "file has no layout");
         }
         this.writable = writable;
+        this.mdtBytes = layout.mdtBytes();
         this.sizeBytes = attributes.sizeBytes();
         this.attributes = attributes;
         this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / READ_UNIT_BYTES);
-        long budgetBytes = client.options().config().get(Settings.CLIENT_WRITE_BEHIND_BYTES);
-        this.writeBudget = new Semaphore((int) Math.max(READ_UNIT_BYTES / BUDGET_UNIT_BYTES * 2, budgetBytes / BUDGET_UNIT_BYTES));
     }
 
     public long inodeId() {
@@ -148,15 +155,18 @@ public final class PlinthFile implements AutoCloseable {
         dropReadUnits(offset, length);
         client.jobStats().write(jobId, length);
         int position = source.position();
-        for (Piece piece : StripeMath.pieces(layout, offset, length)) {
+        int inlineLength = offset < mdtBytes ? (int) Math.min(length, mdtBytes - offset) : 0;
+        if (inlineLength > 0) {
+            holdInline((int) offset, source.duplicate().position(position).limit(position + inlineLength));
+        }
+        for (Piece piece : inlineLength == length ? List.<Piece>of() : StripeMath.pieces(layout, offset + inlineLength, length - inlineLength)) {
             ByteBuf data = client.writeBuffers().allocate(piece.length());
             ByteBuffer slice = source.duplicate();
             slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
             data.writeBytes(slice);
             List<Integer> crcs = Arrays.stream(Crc32cBlocks.segmentCrcs(data.nioBuffer(), piece.chunkOffset())).boxed().toList();
             awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
-            int permits = (piece.length() + BUDGET_UNIT_BYTES - 1) / BUDGET_UNIT_BYTES;
-            acquireBudget(permits);
+            int permits = client.writeBudget().acquire(piece.length());
             PieceWrite request = new PieceWrite(layout.chainIds().get(piece.objectIndex()),
                     new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()), piece.chunkOffset(), crcs);
             CompletableFuture<Void> done = new CompletableFuture<>();
@@ -165,7 +175,7 @@ public final class PlinthFile implements AutoCloseable {
                 inflight.add(write);
             }
             done.whenComplete((ignored, failure) -> {
-                writeBudget.release(permits);
+                client.writeBudget().release(permits);
                 synchronized (inflightLock) {
                     inflight.remove(write);
                 }
@@ -179,15 +189,48 @@ public final class PlinthFile implements AutoCloseable {
         return length;
     }
 
-    /** Waits for room in the write-behind budget, giving up if the caller does. */
-    private void acquireBudget(int permits) {
-        try {
-            while (!writeBudget.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
-                PlinthClient.checkCancelled();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted while waiting to write");
+    /**
+     * Keeps bytes written into the Data-on-MDT part until the next settle. The held run stays
+     * contiguous (every byte in it written by this handle): a write that neither touches nor
+     * overlaps it sends the run first.
+     */
+    private void holdInline(int at, ByteBuffer bytes) {
+        int end = at + bytes.remaining();
+        if (pendingTo > pendingFrom && (at > pendingTo || end < pendingFrom)) {
+            flushInline();
+        }
+        if (inlinePending == null) {
+            inlinePending = new byte[mdtBytes];
+        }
+        bytes.get(inlinePending, at, end - at);
+        if (pendingTo > pendingFrom) {
+            pendingFrom = Math.min(pendingFrom, at);
+            pendingTo = Math.max(pendingTo, end);
+        } else {
+            pendingFrom = at;
+            pendingTo = end;
+        }
+    }
+
+    /** The held Data-on-MDT run as a metadata change carries it (null if none); held until {@link #sentInline()}. */
+    private MetaMessages.InlineWrite heldInline() {
+        if (pendingTo <= pendingFrom) {
+            return null;
+        }
+        return new MetaMessages.InlineWrite(pendingFrom, Arrays.copyOfRange(inlinePending, pendingFrom, pendingTo));
+    }
+
+    /** A change that carried the held run succeeded (one that failed, e.g. a publish over an existing name, leaves it held). */
+    private void sentInline() {
+        pendingFrom = 0;
+        pendingTo = 0;
+    }
+
+    private void flushInline() {
+        MetaMessages.InlineWrite write = heldInline();
+        if (write != null) {
+            client.writeInline(inodeId, write);
+            sentInline();
         }
     }
 
@@ -268,6 +311,7 @@ public final class PlinthFile implements AutoCloseable {
         checkOpen();
         drainWrites();
         throwWriteFailure();
+        flushInline();
     }
 
     private void drainWrites() {
@@ -290,7 +334,9 @@ public final class PlinthFile implements AutoCloseable {
      * flush (every close(2)) does, so that close-to-open consistency holds across clients.
      */
     public synchronized void publish() {
-        flush();
+        checkOpen();
+        drainWrites();
+        throwWriteFailure();
         if (wrote) {
             settle(false);
         }
@@ -315,7 +361,9 @@ public final class PlinthFile implements AutoCloseable {
 
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
-        flush();
+        checkOpen();
+        drainWrites();
+        throwWriteFailure();
         Retry.call(client.retryMillis(), () -> {
             List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
             for (int targetId : allTargets()) {
@@ -352,7 +400,8 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     private void settle(boolean release) {
-        attributes = client.close(inodeId, writtenEndBytes, wrote, release);
+        attributes = client.close(inodeId, writtenEndBytes, wrote, release, heldInline());
+        sentInline();
         wrote = false;
     }
 
@@ -380,7 +429,8 @@ public final class PlinthFile implements AutoCloseable {
         if (failure != null) {
             throw new PlinthException(failure.code(), "a write failed: " + failure.detail(), failure);
         }
-        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace);
+        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace, heldInline());
+        sentInline();
         wrote = false;
         closed = true;
         dropAllReadUnits();
@@ -481,6 +531,38 @@ public final class PlinthFile implements AutoCloseable {
         if (length == 0) {
             return 0;
         }
+        client.jobStats().read(jobId, length);
+        int inlineLength = offset < mdtBytes ? (int) Math.min(length, mdtBytes - offset) : 0;
+        if (inlineLength > 0) {
+            readInline((int) offset, inlineLength, sink);
+            lastReadEnd = offset + inlineLength; // a read that goes on past the part continues this one
+        }
+        if (inlineLength < length) {
+            readStriped(offset + inlineLength, length - inlineLength, sink);
+        }
+        return length;
+    }
+
+    /** Hands {@code [offset, offset + length)} of the Data-on-MDT part to {@code sink}, with this handle's own writes. */
+    private void readInline(int offset, int length, ExtentSink sink) {
+        flushInline();
+        byte[] bytes = client.readInline(inodeId, offset, length).bytes();
+        int available = Math.min(bytes.length, length);
+        if (available > 0) {
+            ByteBuf wrapped = io.netty.buffer.Unpooled.wrappedBuffer(bytes);
+            try {
+                sink.bytes(wrapped, 0, available);
+            } finally {
+                wrapped.release();
+            }
+        }
+        if (length - available > 0) {
+            sink.zeros(length - available);
+        }
+    }
+
+    /** Reads bytes past the Data-on-MDT part from the targets, through the read-ahead units when the reader streams. */
+    private void readStriped(long offset, int length, ExtentSink sink) {
         boolean hasInflightWrites;
         synchronized (inflightLock) {
             hasInflightWrites = !inflight.isEmpty();
@@ -493,11 +575,9 @@ public final class PlinthFile implements AutoCloseable {
         boolean sequential = offset == lastReadEnd || (offset == 0 && lastReadEnd < 0)
                 || (lastReadEnd >= 0 && offset >= lastReadEnd - (long) STREAM_SLACK_UNITS * READ_UNIT_BYTES
                         && offset <= lastReadEnd + (long) readaheadUnits * READ_UNIT_BYTES);
-        client.jobStats().read(jobId, length);
         if (sequential) {
             readThroughUnits(offset, length, sink);
             lastReadEnd = Math.max(lastReadEnd, offset + length);
-            return length;
         } else {
             dropAllReadUnits();
             Extent extent = await(fetch(offset, length));
@@ -506,9 +586,8 @@ public final class PlinthFile implements AutoCloseable {
             } finally {
                 extent.release();
             }
+            lastReadEnd = offset + length;
         }
-        lastReadEnd = offset + length;
-        return length;
     }
 
     private void readThroughUnits(long offset, int length, ExtentSink sink) {
@@ -519,8 +598,7 @@ public final class PlinthFile implements AutoCloseable {
         long windowEnd = Math.min(lastUnit + readaheadUnits, (sizeBytes - 1) / READ_UNIT_BYTES);
         for (long unit = firstUnit; unit <= windowEnd; unit++) {
             if (!readUnits.containsKey(unit)) {
-                long unitStart = unit * READ_UNIT_BYTES;
-                readUnits.put(unit, fetch(unitStart, (int) Math.min(READ_UNIT_BYTES, sizeBytes - unitStart)));
+                readUnits.put(unit, fetchUnit(unit));
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
@@ -534,7 +612,7 @@ public final class PlinthFile implements AutoCloseable {
                 if (pending != null) {
                     release(pending);
                 }
-                pending = fetch(unitStart, (int) Math.min(READ_UNIT_BYTES, sizeBytes - unitStart));
+                pending = fetchUnit(unit);
                 readUnits.put(unit, pending);
                 extent = await(pending);
             }
@@ -692,6 +770,13 @@ public final class PlinthFile implements AutoCloseable {
                 left -= run;
             }
         }
+    }
+
+    /** Fetches a read-ahead unit as far as the file goes, less the Data-on-MDT part (which the targets do not hold). */
+    private CompletableFuture<Extent> fetchUnit(long unit) {
+        long start = Math.max(unit * READ_UNIT_BYTES, mdtBytes);
+        long end = Math.min((unit + 1) * READ_UNIT_BYTES, sizeBytes);
+        return fetch(start, (int) Math.max(0, end - start));
     }
 
     /** Fetches [offset, offset + length) from all the chunks it spans in parallel. */

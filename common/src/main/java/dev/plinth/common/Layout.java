@@ -7,9 +7,14 @@ import java.util.List;
  * {@code stripeSizeBytes} in turn; stripe object {@code i} is stored as chunks of
  * {@code chunkSizeBytes} on chain {@code chainIds[i]}. A directory's default layout has no chains
  * (the metadata service picks them from {@code pool} when a file is created). See {@link StripeMath}.
+ *
+ * <p>{@code mdtBytes} is Lustre's Data-on-MDT component: bytes {@code [0, mdtBytes)} of the file
+ * live in the metadata service with the inode (0: none), so a small file costs no storage round
+ * trip. The stripes keep the striping math of the file offset; they simply never hold bytes below
+ * {@code mdtBytes}. Fixed when the file is created, so a file never changes where a byte lives.
  */
 public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
-                     List<Integer> chainIds) {
+                     List<Integer> chainIds, int mdtBytes) {
     public static final int STRIPE_COUNT_MAX = 256;
     public static final int STRIPE_SIZE_UNIT = 64 * 1024;
     public static final int STRIPE_SIZE_MAX = 64 * 1024 * 1024;
@@ -19,8 +24,16 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** 1 PiB: the largest file; writers and the metadata service both enforce it. */
     public static final long FILE_SIZE_MAX = 1L << 50;
 
+    /** The largest Data-on-MDT component: every write below it is a metadata change. */
+    public static final int MDT_BYTES_MAX = 1 << 20;
+
     public Layout {
         chainIds = List.copyOf(chainIds);
+    }
+
+    /** A layout without a Data-on-MDT component. */
+    public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds) {
+        this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, 0);
     }
 
     /** Checks the values that came from outside; throws INVALID_ARGUMENT naming the bad one. */
@@ -29,7 +42,8 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** The root directory's layout on a new file system, from the {@code layout.*} settings. */
     public static Layout rootDefault(Config config) {
         return new Layout(config.get(Settings.LAYOUT_STRIPE_COUNT), Math.toIntExact(config.get(Settings.LAYOUT_STRIPE_SIZE)),
-                Math.toIntExact(config.get(Settings.LAYOUT_CHUNK_SIZE)), DEFAULT_POOL, config.get(Settings.LAYOUT_REPLICAS), List.of());
+                Math.toIntExact(config.get(Settings.LAYOUT_CHUNK_SIZE)), DEFAULT_POOL, config.get(Settings.LAYOUT_REPLICAS), List.of(),
+                Math.toIntExact(config.get(Settings.LAYOUT_MDT_BYTES)));
     }
 
     public Layout validate() {
@@ -52,6 +66,9 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
         if (pool == null || pool.isEmpty() || pool.length() > 64) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "pool name must be 1..64 characters");
         }
+        if (mdtBytes < 0 || mdtBytes > MDT_BYTES_MAX || mdtBytes % STRIPE_SIZE_UNIT != 0) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "Data-on-MDT size %d is not a multiple of 64 KiB up to 1 MiB", mdtBytes);
+        }
         if (!chainIds.isEmpty() && chainIds.size() != stripeCount) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "layout names %d chains for %d stripes", chainIds.size(), stripeCount);
         }
@@ -59,7 +76,7 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     }
 
     public Layout withChains(List<Integer> chains) {
-        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains);
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes);
     }
 
     /** The template part of the layout (no chains), as a directory stores it. */

@@ -46,6 +46,9 @@ public final class Settings {
             "Default stripe size: the round-robin unit over stripe objects. A multiple of 64 KiB.");
     public static final Setting<Long> LAYOUT_CHUNK_SIZE = Setting.ofBytes("layout.chunk-size", 4L << 20,
             "Chunk size: the unit a stripe object is stored in on a target. A power of two, 64 KiB to 64 MiB.");
+    public static final Setting<Long> LAYOUT_MDT_BYTES = Setting.ofBytes("layout.mdt-bytes", 64L << 10,
+            "Default Data-on-MDT size of the root directory: the first this many bytes of every new file live in the metadata service "
+                    + "with its inode, so small files cost no storage round trip (0: none; a multiple of 64 KiB up to 1 MiB).");
 
     // Storage targets.
     public static final Setting<Long> TARGET_CAPACITY = Setting.ofBytes("target.capacity", 0,
@@ -103,7 +106,8 @@ public final class Settings {
     public static final Setting<Long> CLIENT_READAHEAD_BYTES = Setting.ofBytes("client.readahead-bytes", 16L << 20,
             "How far ahead of a sequential reader the client fetches.");
     public static final Setting<Long> CLIENT_WRITE_BEHIND_BYTES = Setting.ofBytes("client.write-behind-bytes", 64L << 20,
-            "Bytes of acknowledged-to-the-caller writes one client may hold in flight before a writer waits.");
+            "Bytes of acknowledged-to-the-caller writes one client may hold in flight (all its files together) before a writer waits; "
+                    + "at most a quarter of the process's direct memory.");
 
     public static final Setting<Boolean> CLIENT_SHORT_CIRCUIT_READS = Setting.ofBoolean("client.short-circuit-reads", false,
             "Read chunk files directly when their target is on this host and readable by this process (as HDFS does), "

@@ -52,6 +52,19 @@ final class ObjectIo {
         return new Written(offset, md5.digest());
     }
 
+    /** A whole body of {@code expectedBytes} (small: it is held in memory), read to its end so that its checks run. */
+    static byte[] readBody(InputStream body, int expectedBytes) {
+        try {
+            byte[] bytes = body.readNBytes(expectedBytes);
+            if (bytes.length < expectedBytes || body.read() >= 0) {
+                throw new S3Exception(S3Error.INCOMPLETE_BODY, "the body does not have the " + expectedBytes + " bytes the request said");
+            }
+            return bytes;
+        } catch (IOException e) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, "the request body ended early: " + e.getMessage());
+        }
+    }
+
     /** Reads into {@code target} until it is full or the file ends; returns how many bytes it read. */
     static int readFully(PlinthFile file, long offset, ByteBuffer target) {
         int total = 0;

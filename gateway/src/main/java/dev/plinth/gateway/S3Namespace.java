@@ -249,6 +249,32 @@ final class S3Namespace {
         }
     }
 
+    /**
+     * {@link #writeObject} for a body already in memory that fits in the directory's Data-on-MDT
+     * part: create, write and publish as one metadata change ({@link PlinthClient#putWhole}). If the
+     * directory's layout changed meanwhile and it no longer fits, it goes the long way.
+     */
+    Written writeWholeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, byte[] bytes, String etag) {
+        long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
+        ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
+        try {
+            Attributes attributes = client.putWhole(directory.inodeId(), name, 0644, bytes, mtimeNanos,
+                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), onlyIfAbsent);
+            return new Written(etag, attributes);
+        } catch (PlinthException e) {
+            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
+                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
+            }
+            if (e.code() != ErrorCode.INVALID_ARGUMENT) {
+                throw translate(e);
+            }
+        }
+        return writeObject(directory, name, template, onlyIfAbsent, file -> {
+            file.write(0, java.nio.ByteBuffer.wrap(bytes));
+            return etag;
+        });
+    }
+
     static S3Exception translate(PlinthException e) {
         return new S3Exception(S3Error.of(e.code()), e.getMessage(), e);
     }

@@ -6,6 +6,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
 import io.netty.buffer.ByteBuf;
@@ -295,8 +296,16 @@ final class S3Operations {
         InputStream checked = checkedBody(exchange, body);
         Attributes directory = namespace.objectDirectory(bucket, key);
         boolean onlyIfAbsent = "*".equals(exchange.header("If-None-Match"));
-        String etag = namespace.writeObject(directory, Names.lastName(path), template, onlyIfAbsent,
-                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
+        String etag;
+        if (length >= 0 && directory.layout() != null && length <= directory.layout().mdtBytes()) {
+            // fits in the Data-on-MDT part: the whole object is one metadata change
+            byte[] bytes = ObjectIo.readBody(checked, (int) length);
+            etag = namespace.writeWholeObject(directory, Names.lastName(path), template, onlyIfAbsent, bytes,
+                    HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
+        } else {
+            etag = namespace.writeObject(directory, Names.lastName(path), template, onlyIfAbsent,
+                    file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
+        }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
         exchange.respond(200, headers, null);
@@ -355,6 +364,17 @@ final class S3Operations {
         ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(size, 1));
         boolean kept = false;
         try {
+            if (size > 0 && attributes.layout() != null && size <= attributes.layout().mdtBytes()) {
+                // all of it on the MDT: bytes and attributes in one query, from one snapshot
+                MetaMessages.InlineData data = client().readWhole(attributes);
+                if (data.attributes().sizeBytes() != attributes.sizeBytes() || data.attributes().mtimeNanos() != attributes.mtimeNanos()) {
+                    return null;
+                }
+                whole.writeBytes(data.bytes(), 0, Math.min(size, data.bytes().length));
+                whole.writeZero(size - whole.writerIndex());
+                kept = true;
+                return whole;
+            }
             if (size > 0) {
                 try (PlinthFile file = client().openUncounted(attributes)) {
                     java.nio.ByteBuffer target = whole.nioBuffer(0, size);

@@ -254,9 +254,12 @@ public final class MetaService implements AutoCloseable {
 
     private Mutation place(Mutation mutation) {
         if (mutation instanceof MetaMessages.Create create) {
-            Layout template = create.layout() != null ? create.layout().validate() : effectiveLayout(create.parentId(), create.header());
             return new MetaMessages.Create(create.header(), create.parentId(), create.name(), create.mode(), create.exclusive(),
-                    placement.place(template.template(), clusterMap.get()), create.openForWrite(), create.unnamed());
+                    placeNewFile(create.layout(), create.parentId(), create.header()), create.openForWrite(), create.unnamed());
+        }
+        if (mutation instanceof MetaMessages.PutWhole put) {
+            return new MetaMessages.PutWhole(put.header(), put.parentId(), put.name(), put.mode(),
+                    placeNewFile(put.layout(), put.parentId(), put.header()), put.bytes(), put.mtimeNanos(), put.xattrs(), put.noReplace());
         }
         if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
             Layout layout = setLayout.layout().validate();
@@ -267,6 +270,12 @@ public final class MetaService implements AutoCloseable {
             return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout);
         }
         return mutation;
+    }
+
+    /** The layout of a new file in {@code directoryId}: the one asked for, else the directory's, with chains chosen. */
+    private Layout placeNewFile(Layout asked, long directoryId, OpHeader header) {
+        Layout template = asked != null ? asked.validate() : effectiveLayout(directoryId, header);
+        return placement.place(template.template(), clusterMap.get());
     }
 
     private Layout effectiveLayout(long directoryId, OpHeader header) {

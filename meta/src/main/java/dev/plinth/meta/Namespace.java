@@ -250,6 +250,7 @@ public final class Namespace {
     public void removeInode(InodeRecord inode) {
         delete(MetaKeys.id(MetaKeys.INODE, inode.inodeId()));
         delete(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()));
+        delete(MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId()));
         for (byte[][] pair : scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, Integer.MAX_VALUE)) {
             delete(pair[0]);
         }

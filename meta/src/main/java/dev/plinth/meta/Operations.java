@@ -1,6 +1,7 @@
 package dev.plinth.meta;
 
 import dev.plinth.meta.ops.Create;
+import dev.plinth.meta.ops.DataOnMdt;
 import dev.plinth.meta.ops.GetAttr;
 import dev.plinth.meta.ops.Link;
 import dev.plinth.meta.ops.Locks;
@@ -50,6 +51,8 @@ final class Operations {
             case MetaMessages.ExpireSessions request -> Sessions.expire(namespace, request);
             case MetaMessages.SetLock request -> Locks.set(namespace, request);
             case MetaMessages.Publish request -> Publish.apply(namespace, request);
+            case MetaMessages.WriteInline request -> DataOnMdt.apply(namespace, request);
+            case MetaMessages.PutWhole request -> Publish.putWhole(namespace, request);
             case MetaMessages.PurgeRemoved request -> {
                 request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
                 yield HandshakeMessages.EMPTY;
@@ -68,6 +71,7 @@ final class Operations {
             case MetaMessages.GetXattr request -> Xattrs.get(namespace, request);
             case MetaMessages.ListXattr request -> Xattrs.list(namespace, request);
             case MetaMessages.GetLock request -> Locks.get(namespace, request);
+            case MetaMessages.ReadInline request -> DataOnMdt.read(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
         };
     }

@@ -60,6 +60,6 @@ final class Placement {
         for (int i = 0; i < count; i++) {
             chosen.add(candidates.get((start + i) % candidates.size()).chainId());
         }
-        return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen);
+        return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen, template.mdtBytes());
     }
 }

@@ -53,6 +53,7 @@ final class Messages {
         registry.register(107, MetaMessages.StatFs.class, MetaMessages.StatFsReply.class);
         registry.register(108, MetaMessages.ReadDirPlus.class, MetaMessages.ReadDirPlusReply.class);
         registry.register(109, MetaMessages.GetLock.class, MetaMessages.LockReply.class);
+        registry.register(110, MetaMessages.ReadInline.class, MetaMessages.InlineData.class);
 
         registry.register(120, MetaMessages.Create.class, MetaMessages.CreateReply.class);
         registry.register(121, MetaMessages.Mkdir.class, MetaMessages.AttributesReply.class);
@@ -74,5 +75,7 @@ final class Messages {
         registry.register(137, MetaMessages.PurgeRemoved.class, Empty.class);
         registry.register(138, MetaMessages.SetLock.class, MetaMessages.LockReply.class);
         registry.register(139, MetaMessages.Publish.class, MetaMessages.AttributesReply.class);
+        registry.register(140, MetaMessages.WriteInline.class, Empty.class);
+        registry.register(141, MetaMessages.PutWhole.class, MetaMessages.AttributesReply.class);
     }
 }

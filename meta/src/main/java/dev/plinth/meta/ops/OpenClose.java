@@ -43,6 +43,7 @@ public final class OpenClose {
     public static AttributesReply close(Namespace namespace, MetaMessages.Close request) {
         InodeRecord inode = namespace.inode(request.inodeId());
         long clientId = namespace.header().clientId();
+        DataOnMdt.write(namespace, inode, request.inline());
         if (request.wrote() && inode.type() == FileType.FILE) {
             long size = Math.max(inode.sizeBytes(), request.writtenEndBytes());
             inode = inode.withSize(size, namespace.now());

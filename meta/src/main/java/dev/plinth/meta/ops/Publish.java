@@ -18,6 +18,15 @@ import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 public final class Publish {
     private Publish() {}
 
+    /** A new file with all its bytes on the MDT, published at once: {@link Create} of an unnamed file, then {@link #apply}. */
+    public static AttributesReply putWhole(Namespace namespace, MetaMessages.PutWhole request) {
+        MetaMessages.CreateReply created = Create.apply(namespace, new MetaMessages.Create(request.header(), request.parentId(), null,
+                request.mode(), false, request.layout(), true, true));
+        return apply(namespace, new MetaMessages.Publish(request.header(), created.attributes().inodeId(), request.bytes().length,
+                request.mtimeNanos(), request.xattrs(), request.parentId(), null, request.name(), request.noReplace(),
+                new MetaMessages.InlineWrite(0, request.bytes())));
+    }
+
     public static AttributesReply apply(Namespace namespace, MetaMessages.Publish request) {
         InodeRecord inode = namespace.inode(request.inodeId());
         if (inode.type() != FileType.FILE) {
@@ -29,7 +38,8 @@ public final class Publish {
         if (request.sourceName() == null) {
             linkUnnamed(namespace, request, inode); // first: the close below would remove it while it has no name
         }
-        OpenClose.close(namespace, new MetaMessages.Close(request.header(), request.inodeId(), request.writtenEndBytes(), true, true));
+        OpenClose.close(namespace, new MetaMessages.Close(request.header(), request.inodeId(), request.writtenEndBytes(), true, true,
+                request.inline()));
         inode = namespace.inode(request.inodeId());
         namespace.putInode(inode.withTimes(inode.atimeNanos(), request.mtimeNanos(), inode.ctimeNanos()));
         for (MetaMessages.Xattr xattr : request.xattrs()) {

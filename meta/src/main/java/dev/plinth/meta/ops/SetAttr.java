@@ -70,6 +70,7 @@ public final class SetAttr {
             }
             namespace.check(inode, Namespace.WRITE);
             updated = updated.withSize(request.sizeBytes(), now);
+            DataOnMdt.truncate(namespace, inode.inodeId(), request.sizeBytes());
         }
         if ((mask & (SET_ATIME | SET_MTIME)) != 0) {
             if ((mask & SET_TIMES_NOW) != 0) {

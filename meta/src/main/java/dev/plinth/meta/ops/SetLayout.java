@@ -33,6 +33,7 @@ public final class SetLayout {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a file needs a placed layout");
         }
         InodeRecord updated = inode.withLayout(request.layout().validate(), namespace.now());
+        DataOnMdt.truncate(namespace, inode.inodeId(), 0); // nothing written unsettled under the old layout survives it
         namespace.putInode(updated);
         return new AttributesReply(updated.toAttributes());
     }

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
  *   0x70 inode                    removed file whose chunks are still to be freed (value: its layout)
  *   0x80 inode                    file locks held on it (LockList)
  *   0x81 client inode             the session holds locks on that inode (to release them when it ends)
+ *   0x90 inode                    the file's Data-on-MDT bytes, from offset 0 (zeros past their end)
  * </pre>
  */
 public final class MetaKeys {
@@ -34,6 +35,7 @@ public final class MetaKeys {
     public static final byte REMOVED = 0x70;
     public static final byte LOCKS = (byte) 0x80;
     public static final byte LOCKS_BY_SESSION = (byte) 0x81;
+    public static final byte MDT_DATA = (byte) 0x90;
 
     private MetaKeys() {}
 

@@ -22,13 +22,13 @@ public final class MetaMessages {
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
-            SetLock, Publish {
+            SetLock, Publish, WriteInline, PutWhole {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
-            GetLock {
+            GetLock, ReadInline {
         OpHeader header();
     }
 
@@ -172,10 +172,26 @@ public final class MetaMessages {
     /**
      * Ends one open of a file, settling what the client wrote: size becomes at least
      * {@code writtenEndBytes} and mtime is updated if {@code wrote}. {@code release} false keeps the
-     * file open (fsync settles without closing).
+     * file open (fsync settles without closing). {@code inline}: bytes the client still holds for
+     * the file's Data-on-MDT part, stored first (null: none).
      */
-    public record Close(OpHeader header, long inodeId, long writtenEndBytes, boolean wrote, boolean release)
+    public record Close(OpHeader header, long inodeId, long writtenEndBytes, boolean wrote, boolean release, InlineWrite inline)
             implements Mutation {}
+
+    /** Bytes written at {@code offset} of a file's Data-on-MDT part ({@link dev.plinth.common.Layout#mdtBytes()}). */
+    public record InlineWrite(int offset, byte[] bytes) {}
+
+    /** Writes into a file's Data-on-MDT part; the size is settled at close or fsync, as for bytes on targets. */
+    public record WriteInline(OpHeader header, long inodeId, InlineWrite write) implements Mutation {}
+
+    /**
+     * Reads {@code [offset, offset + length)} of a file's Data-on-MDT part, with the file's
+     * attributes from the same snapshot. The bytes may be fewer than asked: the rest, up to the
+     * size, is zeros.
+     */
+    public record ReadInline(OpHeader header, long inodeId, int offset, int length) implements Query {}
+
+    public record InlineData(Attributes attributes, byte[] bytes) {}
 
     /** An extended attribute: name and value. */
     public record Xattr(String name, byte[] value) {}
@@ -187,10 +203,19 @@ public final class MetaMessages {
      * e.g. to record it beside a checksum), sets {@code xattrs}, and renames {@code sourceName} (or
      * links the unnamed file) over {@code targetName} in directory {@code parentId}
      * ({@code noReplace}: EEXIST instead). All or nothing: what an S3 PUT, and any "write a
-     * temporary file, then rename it" writer, needs. The caller must own the file.
+     * temporary file, then rename it" writer, needs. The caller must own the file. {@code inline}
+     * as in {@link Close}.
      */
     public record Publish(OpHeader header, long inodeId, long writtenEndBytes, long mtimeNanos, List<Xattr> xattrs, long parentId,
-                          String sourceName, String targetName, boolean noReplace) implements Mutation {}
+                          String sourceName, String targetName, boolean noReplace, InlineWrite inline) implements Mutation {}
+
+    /**
+     * Creates a file with all of its bytes, which must fit in its Data-on-MDT part, and publishes
+     * it (as {@link Publish} does an unnamed file) as one change: a small S3 PUT. {@code layout} null
+     * means the directory's; the leader places it as for {@link Create}.
+     */
+    public record PutWhole(OpHeader header, long parentId, String name, int mode, Layout layout, byte[] bytes, long mtimeNanos,
+                           List<Xattr> xattrs, boolean noReplace) implements Mutation {}
 
     /** Sets a directory's default layout, or the layout of a file that has no data yet. */
     public record SetLayout(OpHeader header, long inodeId, Layout layout) implements Mutation {}
