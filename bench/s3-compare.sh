@@ -8,7 +8,10 @@
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
 #   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
 #   WARM_SMALL (small PUTs and GETs each server gets before the measured ones, 10000: with 2,000 the
-#   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs)
+#   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs),
+#   WARM_LARGE_ROUNDS (GETs of the four 64 MiB warm-up objects, from the page cache, before the measured ones: 16,
+#   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
+#   the JIT reaching steady state as design note 53 found for the native client)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
@@ -16,7 +19,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
-WARM_SMALL=${WARM_SMALL:-10000}
+WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
   sleep 2; return 0
@@ -76,7 +79,8 @@ measure() { # name endpoint key secret
     if grep -qv '^2' "$BASE/work/$name.codes"; then echo "$name: some requests failed: $(sort "$BASE/work/$name.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
   }
-  run put 4 warm- large "$THREADS" >/dev/null; run get 4 warm- "" "$THREADS" >/dev/null
+  for _ in $(seq $((WARM_LARGE_ROUNDS / 2))); do run put 4 warm- large "$THREADS" >/dev/null; done
+  for _ in $(seq "$WARM_LARGE_ROUNDS"); do run get 4 warm- "" "$THREADS" >/dev/null; done
   run put "$WARM_SMALL" warm-small- small "$SMALL_THREADS" >/dev/null; run get "$WARM_SMALL" warm-small- "" "$SMALL_THREADS" >/dev/null
   local put get sput sget seconds
   seconds=$(run put "$OBJECTS" large- large "$THREADS"); put=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
