@@ -132,6 +132,32 @@ class DataOnMdtTest {
     }
 
     @Test
+    @Timeout(120)
+    void aStatCanBringTheWholeFileOnlyIfItIsSmallAllOnTheMdtAndReadable() {
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client();
+             PlinthClient stranger = cluster.client(new dev.plinth.common.Credentials(4242, 4242, List.of()))) {
+            long dir = client.mkdirs("/s", 0755).inodeId();
+            client.setLayout("/s", LAYOUT);
+            byte[] bytes = "small".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            client.putWhole(dir, "open", 0644, bytes, 1, List.of(), false);
+            client.putWhole(dir, "private", 0600, bytes, 1, List.of(), false);
+            try (PlinthFile file = client.create("/s/grown", 0644, true, LAYOUT)) {
+                file.write(MDT_BYTES, ByteBuffer.wrap(bytes)); // past the part: not all on the MDT
+            }
+            try (PlinthFile file = client.create("/s/holes", 0644, true, LAYOUT)) {
+                file.truncate(100); // nothing stored: all zeros
+            }
+            assertThat(stranger.statWithXattrAndBytes("/s/open", null, 1 << 20).fileBytes()).isEqualTo(bytes);
+            assertThat(stranger.statWithXattrAndBytes("/s/open", null, 4).fileBytes()).as("larger than asked").isNull();
+            assertThat(stranger.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).as("not readable").isNull();
+            assertThat(client.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).isEqualTo(bytes);
+            assertThat(client.statWithXattrAndBytes("/s/grown", null, 1 << 20).fileBytes()).isNull();
+            assertThat(client.statWithXattrAndBytes("/s/holes", null, 1 << 20).fileBytes()).isEqualTo(new byte[100]);
+            assertThat(client.statWithXattrAndBytes("/s", null, 1 << 20).fileBytes()).as("a directory").isNull();
+        }
+    }
+
+    @Test
     void layoutsTakeOnlyWholeUnitsUpToTheLimit() {
         for (int bad : new int[] {-1, 1000, 100_000, Layout.MDT_BYTES_MAX + (64 << 10)}) {
             assertThatThrownBy(() -> new Layout(1, 1 << 20, 4 << 20, "default", 1, List.of(), bad).validate())

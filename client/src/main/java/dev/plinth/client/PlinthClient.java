@@ -605,6 +605,19 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.ResolvePath(header(), path, true, xattrName));
     }
 
+    /**
+     * As {@link #statWithXattr}, and the whole file too if it is at most {@code fileBytesMax} long,
+     * lies in its Data-on-MDT part and the caller may read it ({@link AttributesReply#fileBytes()}):
+     * attributes, xattr and bytes from one snapshot, in one query.
+     */
+    public AttributesReply statWithXattrAndBytes(String path, String xattrName, int fileBytesMax) {
+        AttributesReply reply = meta(new MetaMessages.ResolvePath(header(), path, true, xattrName, fileBytesMax));
+        if (reply.fileBytes() != null) {
+            jobStats.read(currentJob(), reply.fileBytes().length);
+        }
+        return reply;
+    }
+
     public Attributes lstat(String path) {
         return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, false)).attributes();
     }

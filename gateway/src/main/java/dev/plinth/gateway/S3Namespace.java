@@ -99,16 +99,23 @@ final class S3Namespace {
     }
 
     /** An object's file and its S3 record (null if it has none), from one lookup. */
-    record Found(Attributes attributes, ObjectRecord record) {}
+    /** {@code bytes}: the whole object, when asked for and it lies in its file's Data-on-MDT part (else null). */
+    record Found(Attributes attributes, ObjectRecord record, byte[] bytes) {}
 
     /** An object's file and record, or null if there is no such object (the bucket exists). */
     Found findObject(String bucket, String key) {
+        return findObject(bucket, key, 0);
+    }
+
+    /** As above, with the object's bytes when it is at most {@code bytesMax} long and all on the MDT: a small GET in one query. */
+    Found findObject(String bucket, String key, int bytesMax) {
         String path = objectPath(bucket, key);
         try {
-            MetaMessages.AttributesReply reply = client.statWithXattr(path, ObjectRecord.XATTR);
+            MetaMessages.AttributesReply reply = bytesMax > 0 ? client.statWithXattrAndBytes(path, ObjectRecord.XATTR, bytesMax)
+                    : client.statWithXattr(path, ObjectRecord.XATTR);
             Attributes attributes = reply.attributes();
             if (key.endsWith("/") ? attributes.isDirectory() : attributes.type() == FileType.FILE) {
-                return new Found(attributes, ObjectRecord.decode(reply.xattrValue()));
+                return new Found(attributes, ObjectRecord.decode(reply.xattrValue()), reply.fileBytes());
             }
             return null;
         } catch (PlinthException e) {
@@ -121,7 +128,11 @@ final class S3Namespace {
     }
 
     Found object(String bucket, String key) {
-        Found found = findObject(bucket, key);
+        return object(bucket, key, 0);
+    }
+
+    Found object(String bucket, String key, int bytesMax) {
+        Found found = findObject(bucket, key, bytesMax);
         if (found == null) {
             throw new S3Exception(S3Error.NO_SUCH_KEY, "the key '" + key + "' does not exist");
         }

@@ -11,6 +11,7 @@ import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -323,8 +324,14 @@ final class S3Operations {
     private static final int SMALL_READ_ATTEMPTS = 3;
 
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
-        S3Namespace.Found found = namespace.object(bucket, key);
+        S3Namespace.Found found = namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
         Attributes attributes = found.attributes();
+        byte[] inlineObject = found.bytes();
+        if (inlineObject != null) {
+            // all of it on the MDT: bytes, attributes and record came in one query, from one snapshot (and only if readable)
+            serveObject(exchange, attributes, found.record(), (offset, length) -> Unpooled.wrappedBuffer(inlineObject, (int) offset, length), true);
+            return;
+        }
         if (attributes.isDirectory() || !withBody) {
             // HEAD needs no open file: it answers from one consistent stat, to callers who may read the object
             if (!attributes.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), attributes.mode(), attributes.uid(),

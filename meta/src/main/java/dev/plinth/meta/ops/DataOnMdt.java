@@ -61,6 +61,20 @@ public final class DataOnMdt {
         return new MetaMessages.InlineData(inode.toAttributes(), bytes);
     }
 
+    /** All of a readable file of at most {@code bytesMax} that lies in its Data-on-MDT part (zeros where nothing is stored), else null. */
+    static byte[] wholeFile(Namespace namespace, InodeRecord inode, int bytesMax) {
+        if (inode.type() != FileType.FILE || inode.layout() == null || inode.sizeBytes() > Math.min(bytesMax, inode.layout().mdtBytes())
+                || !namespace.allowed(inode, Namespace.READ)) {
+            return null;
+        }
+        byte[] bytes = new byte[(int) inode.sizeBytes()];
+        byte[] stored = namespace.getRaw(MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId()));
+        if (stored != null) {
+            System.arraycopy(stored, 0, bytes, 0, Math.min(bytes.length, stored.length));
+        }
+        return bytes;
+    }
+
     /** The file is cut to {@code sizeBytes}: bytes past it are gone, so growing it again reads zeros. */
     static void truncate(Namespace namespace, long inodeId, long sizeBytes) {
         byte[] key = MetaKeys.id(MetaKeys.MDT_DATA, inodeId);

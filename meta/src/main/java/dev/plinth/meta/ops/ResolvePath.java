@@ -22,7 +22,8 @@ public final class ResolvePath {
     public static AttributesReply apply(Namespace namespace, MetaMessages.ResolvePath request) {
         InodeRecord inode = resolve(namespace, request.path(), request.followLast());
         return new AttributesReply(inode.toAttributes(),
-                request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()));
+                request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()),
+                request.fileBytesMax() > 0 ? DataOnMdt.wholeFile(namespace, inode, request.fileBytesMax()) : null);
     }
 
     public static InodeRecord resolve(Namespace namespace, String path, boolean followLast) {

@@ -50,9 +50,14 @@ public final class MetaMessages {
     }
 
     /** Attributes, and the value of an extended attribute where the request asked for one (null otherwise, or where absent or unreadable). */
-    public record AttributesReply(Attributes attributes, byte[] xattrValue) {
+    /** {@code fileBytes}: the whole file, when the request asked for it and it lies in its Data-on-MDT part (else null). */
+    public record AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes) {
         public AttributesReply(Attributes attributes) {
-            this(attributes, null);
+            this(attributes, null, null);
+        }
+
+        public AttributesReply(Attributes attributes, byte[] xattrValue) {
+            this(attributes, xattrValue, null);
         }
     }
 
@@ -64,9 +69,18 @@ public final class MetaMessages {
 
     /** Resolves an absolute path from the root, following symlinks (the last only if asked). */
     /** Resolves an absolute path; with {@code xattrName} the reply also carries that attribute's value (a stat and a getxattr in one). */
-    public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName) implements Query {
+    /**
+     * {@code xattrName}: also that xattr's value (null: none). {@code fileBytesMax} > 0: also the
+     * whole file, if it is at most that long, lies in its Data-on-MDT part and the caller may read
+     * it: a small S3 GET in one query.
+     */
+    public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax) implements Query {
         public ResolvePath(OpHeader header, String path, boolean followLast) {
-            this(header, path, followLast, null);
+            this(header, path, followLast, null, 0);
+        }
+
+        public ResolvePath(OpHeader header, String path, boolean followLast, String xattrName) {
+            this(header, path, followLast, xattrName, 0);
         }
     }
 
