@@ -158,6 +158,42 @@ class DataOnMdtTest {
     }
 
     @Test
+    @Timeout(180)
+    void manyLargePartsAtOnceAreLoggedInEntriesOfBoundedSize() throws Exception {
+        Layout largest = new Layout(1, 1 << 20, 4 << 20, "default", 1, List.of(), Layout.MDT_BYTES_MAX);
+        // 128 MiB of changes queued together: one log entry of them all would be past the codec's 64 MiB, and entries of
+        // 8 MiB lost the group its leadership; each change is also past the RPC's old 1 MiB message bound
+        int writers = 128;
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
+            long dir = client.mkdirs("/many", 0755).inodeId();
+            client.setLayout("/many", largest);
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<java.util.concurrent.Future<?>> puts = new java.util.ArrayList<>();
+            try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < writers; i++) {
+                    int index = i;
+                    puts.add(threads.submit(() -> {
+                        byte[] bytes = new byte[Layout.MDT_BYTES_MAX];
+                        Arrays.fill(bytes, (byte) index);
+                        start.await();
+                        client.putWhole(dir, "f" + index, 0644, bytes, 1, List.of(), false);
+                        return null;
+                    }));
+                }
+                start.countDown();
+                for (var put : puts) {
+                    put.get();
+                }
+            }
+            for (int i = 0; i < writers; i += 31) {
+                byte[] expected = new byte[Layout.MDT_BYTES_MAX];
+                Arrays.fill(expected, (byte) i);
+                assertThat(readAll(client, "/many/f" + i)).isEqualTo(expected);
+            }
+        }
+    }
+
+    @Test
     void layoutsTakeOnlyWholeUnitsUpToTheLimit() {
         for (int bad : new int[] {-1, 1000, 100_000, Layout.MDT_BYTES_MAX + (64 << 10)}) {
             assertThatThrownBy(() -> new Layout(1, 1 << 20, 4 << 20, "default", 1, List.of(), bad).validate())

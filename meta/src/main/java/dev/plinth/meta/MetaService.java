@@ -64,7 +64,7 @@ public final class MetaService implements AutoCloseable {
     private static final int ENTRIES_IN_FLIGHT_MAX = 4;
 
     /** A stamped, placed change waiting for its log entry. */
-    private record PendingChange(Mutation mutation, Class<? extends Record> responseType, CompletableFuture<Record> result) {}
+    private record PendingChange(MetaCodec.EncodedChange encoded, Class<? extends Record> responseType, CompletableFuture<Record> result) {}
 
     private final RaftReplica raft;
     private final MetaStateMachine stateMachine;
@@ -194,7 +194,14 @@ public final class MetaService implements AutoCloseable {
         }
         Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) mutation));
         CompletableFuture<Record> result = new CompletableFuture<>();
-        if (closed || !changes.offer(new PendingChange(prepared, responseType, result))) {
+        // encoded here, on the caller's thread: the batcher is one thread, and it needs each change's size
+        MetaCodec.EncodedChange encoded;
+        try {
+            encoded = MetaCodec.EncodedChange.of((Record) prepared);
+        } catch (PlinthException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (closed || !changes.offer(new PendingChange(encoded, responseType, result))) {
             return CompletableFuture.failedFuture(new PlinthException(closed ? ErrorCode.UNAVAILABLE : ErrorCode.BUSY,
                     "metadata change queue is " + (closed ? "closed" : "full")));
         }
@@ -212,7 +219,14 @@ public final class MetaService implements AutoCloseable {
                 }
                 entriesInFlight.acquire();
                 batch.add(first);
-                changes.drainTo(batch, MetaStateMachine.BATCH_CHANGES_MAX - 1);
+                // up to the change count and the byte bound: a change with a MiB of Data-on-MDT bytes is as large as a
+                // thousand others, and 256 of them would be a log entry past what the codec takes
+                int bytes = first.encoded().bytes();
+                for (PendingChange next; batch.size() < MetaStateMachine.BATCH_CHANGES_MAX && (next = changes.peek()) != null
+                        && bytes + next.encoded().bytes() <= MetaCodec.BATCH_BYTES_MAX; ) {
+                    batch.add(changes.poll()); // the only taker: what peek saw is what poll takes
+                    bytes += next.encoded().bytes();
+                }
             } catch (InterruptedException e) {
                 break;
             }
@@ -220,7 +234,7 @@ public final class MetaService implements AutoCloseable {
             batch.clear();
             CompletableFuture<byte[]> written;
             try {
-                written = raft.write(MetaCodec.encodeBatch(submitted.stream().map(change -> (Record) change.mutation()).toList()));
+                written = raft.write(MetaCodec.encodeBatch(submitted.stream().map(PendingChange::encoded).toList()));
             } catch (RuntimeException e) {
                 written = CompletableFuture.failedFuture(e);
             }

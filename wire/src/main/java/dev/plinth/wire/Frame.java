@@ -25,7 +25,8 @@ public final class Frame extends AbstractReferenceCounted {
     public static final int FLAG_ERROR = 2;
     /** Bytes after the length prefix and before the header. */
     public static final int FIXED_BYTES = 2 + 1 + 1 + 4 + 8 + 4 + 4;
-    public static final int HEADER_BYTES_MAX = 1 << 20;
+    /** A message record's bound: room for a file's whole Data-on-MDT part (up to 1 MiB) and the fields around it. */
+    public static final int HEADER_BYTES_MAX = 2 << 20;
 
     private final int flags;
     private final int messageType;
