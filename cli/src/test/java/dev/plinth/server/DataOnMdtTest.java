@@ -106,7 +106,7 @@ class DataOnMdtTest {
 
     @Test
     @Timeout(120)
-    void aWholeSmallFileIsOneChangeThatReplacesOrRefusesAndLeavesNothingWhenRefused() {
+    void aWholeSmallFileIsOneChangeThatReplacesOrRefusesAndLeavesNothingWhenRefused() throws Exception {
         try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
             long dir = client.mkdirs("/put", 0755).inodeId();
             client.setLayout("/put", LAYOUT);
@@ -124,9 +124,17 @@ class DataOnMdtTest {
             assertThatThrownBy(() -> client.putWhole(dir, "big", 0644, new byte[MDT_BYTES + 1], 1, List.of(), false))
                     .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
             assertThat(client.statFs().inodes()).as("refused puts leave no file").isEqualTo(inodes + 1);
+            assertThat(mdtDataBytes(cluster)).isEqualTo(first.length);
             client.putWhole(dir, "k", 0644, second, 8_000_000_000L, List.of(), false);
             assertThat(readAll(client, "/put/k")).isEqualTo(second);
             assertThat(client.statFs().inodes()).as("the replaced file went").isEqualTo(inodes + 1);
+            assertThat(mdtDataBytes(cluster)).as("and its bytes with it").isEqualTo(second.length);
+            try (PlinthFile file = client.open("/put/k", true)) {
+                file.truncate(1000);
+            }
+            assertThat(mdtDataBytes(cluster)).isEqualTo(1000);
+            client.delete("/put/k");
+            assertThat(mdtDataBytes(cluster)).isZero();
             assertThat(chunkFiles()).isZero();
         }
     }
@@ -201,6 +209,16 @@ class DataOnMdtTest {
         }
         assertThat(new Layout(1, 1 << 20, 4 << 20, "default", 1, List.of(), Layout.MDT_BYTES_MAX).validate().mdtBytes())
                 .isEqualTo(Layout.MDT_BYTES_MAX);
+    }
+
+    /** The MDT's total of stored Data-on-MDT bytes, as its gauge shows it. */
+    private static long mdtDataBytes(MiniCluster cluster) throws Exception {
+        var http = java.net.http.HttpClient.newHttpClient();
+        String metrics = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + cluster.server().httpAddress() + "/metrics"))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        String series = "plinth_meta_data_bytes{mdt=\"0\"} ";
+        return metrics.lines().filter(line -> line.startsWith(series))
+                .mapToLong(line -> (long) Double.parseDouble(line.substring(series.length()).strip())).findFirst().orElseThrow();
     }
 
     private static byte[] readAll(PlinthClient client, String path) {

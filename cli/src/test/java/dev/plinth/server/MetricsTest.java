@@ -128,6 +128,7 @@ class MetricsTest {
         assertThat(value(metrics, "plinth_meta_raft_leader{mdt=\"0\"}")).isEqualTo(1);
         assertThat(value(metrics, "plinth_meta_raft_commit_index{mdt=\"0\"}")).isPositive();
         assertThat(value(metrics, "plinth_meta_inodes{mdt=\"0\"}")).isGreaterThan(2);
+        assertThat(value(metrics, "plinth_meta_data_bytes{mdt=\"0\"}")).as("the small files' bytes, on the MDT").isGreaterThanOrEqualTo(6);
         assertThat(metrics).contains("plinth_target_capacity_bytes{target=\"1\"}").contains("jvm_memory_used_bytes");
         assertThat(get("http://" + cluster.server().httpAddress() + "/readyz")).isEqualTo("ready\n");
         java.util.Set<String> registered = checkReference();

@@ -110,6 +110,7 @@ public final class MetaService implements AutoCloseable {
         gauge(registry, "plinth_meta_raft_commit_index", "Highest committed index of the MDT's Raft log.", raft::commitIndex, mdt);
         gauge(registry, "plinth_meta_raft_applied_index", "Highest index the MDT's state machine has applied.", stateMachine::appliedIndex, mdt);
         gauge(registry, "plinth_meta_inodes", "Inodes in the MDT.", stateMachine::inodeCount, mdt);
+        gauge(registry, "plinth_meta_data_bytes", "Bytes of files' Data-on-MDT parts stored in the MDT.", stateMachine::mdtDataBytes, mdt);
         gauge(registry, "plinth_meta_change_queue_changes", "Metadata changes waiting to be logged.", changes::size, mdt);
         gauge(registry, "plinth_meta_removed_files_queue_files", "Removed files whose chunks wait to be freed.", removedFiles::size, mdt);
     }
@@ -307,7 +308,7 @@ public final class MetaService implements AutoCloseable {
     private MetaMessages.StatFsReply statFs() {
         long used = clusterMap.get().targets().stream().mapToLong(TargetInfo::usedBytes).sum();
         long free = dev.plinth.wire.messages.MgmtMessages.freeBytes(clusterMap.get().targets());
-        long capacity = used + free;
+        long capacity = used + free + stateMachine.mdtDataBytes(); // small files' bytes live here, not on targets
         return new MetaMessages.StatFsReply(capacity, free, stateMachine.inodeCount(), 4096);
     }
 

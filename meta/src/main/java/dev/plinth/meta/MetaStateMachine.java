@@ -255,6 +255,10 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).inodeCount();
     }
 
+    public long mdtDataBytes() {
+        return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).mdtDataBytes();
+    }
+
     @Override
     public void close() throws IOException {
         super.close();

@@ -35,6 +35,7 @@ public final class Namespace {
     public static final int XATTR_VALUE_BYTES_MAX = 64 * 1024;
     private static final byte[] NEXT_INODE_KEY = MetaKeys.system("next-inode");
     private static final byte[] INODE_COUNT_KEY = MetaKeys.system("inode-count");
+    private static final byte[] MDT_DATA_BYTES_KEY = MetaKeys.system("mdt-data-bytes");
 
     private final MetaStore store;
     private final WriteBatchWithIndex batch;
@@ -198,6 +199,31 @@ public final class Namespace {
         return getLong(INODE_COUNT_KEY, 1);
     }
 
+    /** Bytes of Data-on-MDT parts stored in this MDT (statfs counts them as used). */
+    public long mdtDataBytes() {
+        return getLong(MDT_DATA_BYTES_KEY, 0);
+    }
+
+    /** A file's stored Data-on-MDT bytes, or null. */
+    public byte[] mdtData(long inodeId) {
+        return getRaw(MetaKeys.id(MetaKeys.MDT_DATA, inodeId));
+    }
+
+    /** Stores a file's Data-on-MDT bytes (null: removes them), keeping the MDT's total. */
+    public void putMdtData(long inodeId, byte[] bytes) {
+        byte[] key = MetaKeys.id(MetaKeys.MDT_DATA, inodeId);
+        byte[] stored = getRaw(key);
+        long delta = (bytes == null ? 0 : bytes.length) - (stored == null ? 0 : stored.length);
+        if (bytes == null) {
+            delete(key);
+        } else {
+            put(key, bytes);
+        }
+        if (delta != 0) {
+            putLong(MDT_DATA_BYTES_KEY, Math.max(0, mdtDataBytes() + delta));
+        }
+    }
+
     /** Looks up a name in a directory the caller may search; "." and ".." resolve too. */
     public InodeRecord lookup(InodeRecord directory, String name) {
         if (!directory.isDirectory()) {
@@ -250,7 +276,7 @@ public final class Namespace {
     public void removeInode(InodeRecord inode) {
         delete(MetaKeys.id(MetaKeys.INODE, inode.inodeId()));
         delete(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()));
-        delete(MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId()));
+        putMdtData(inode.inodeId(), null);
         for (byte[][] pair : scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, Integer.MAX_VALUE)) {
             delete(pair[0]);
         }

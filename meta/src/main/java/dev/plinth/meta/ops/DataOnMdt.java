@@ -5,7 +5,6 @@ import dev.plinth.common.FileType;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.InodeRecord;
-import dev.plinth.meta.store.MetaKeys;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.InlineWrite;
@@ -41,12 +40,11 @@ public final class DataOnMdt {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "write of " + (bytes == null ? 0 : bytes.length) + " bytes at "
                     + write.offset() + " outside the file's " + mdtBytes + " bytes on the MDT");
         }
-        byte[] key = MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId());
-        byte[] stored = namespace.getRaw(key);
+        byte[] stored = namespace.mdtData(inode.inodeId());
         int end = write.offset() + bytes.length;
         byte[] updated = stored == null ? new byte[end] : stored.length >= end ? stored.clone() : Arrays.copyOf(stored, end);
         System.arraycopy(bytes, 0, updated, write.offset(), bytes.length);
-        namespace.put(key, updated);
+        namespace.putMdtData(inode.inodeId(), updated);
     }
 
     public static MetaMessages.InlineData read(Namespace namespace, MetaMessages.ReadInline request) {
@@ -54,7 +52,7 @@ public final class DataOnMdt {
         if (request.offset() < 0 || request.length() < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "read of " + request.length() + " bytes at " + request.offset());
         }
-        byte[] stored = namespace.getRaw(MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId()));
+        byte[] stored = namespace.mdtData(inode.inodeId());
         // not cut at the size: a writer reads its own bytes before close settles the size; readers cut at the size they know
         long end = Math.min((long) request.offset() + request.length(), stored == null ? 0 : stored.length);
         byte[] bytes = end <= request.offset() ? new byte[0] : Arrays.copyOfRange(stored, request.offset(), (int) end);
@@ -68,7 +66,7 @@ public final class DataOnMdt {
             return null;
         }
         byte[] bytes = new byte[(int) inode.sizeBytes()];
-        byte[] stored = namespace.getRaw(MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId()));
+        byte[] stored = namespace.mdtData(inode.inodeId());
         if (stored != null) {
             System.arraycopy(stored, 0, bytes, 0, Math.min(bytes.length, stored.length));
         }
@@ -77,15 +75,10 @@ public final class DataOnMdt {
 
     /** The file is cut to {@code sizeBytes}: bytes past it are gone, so growing it again reads zeros. */
     static void truncate(Namespace namespace, long inodeId, long sizeBytes) {
-        byte[] key = MetaKeys.id(MetaKeys.MDT_DATA, inodeId);
-        byte[] stored = namespace.getRaw(key);
+        byte[] stored = namespace.mdtData(inodeId);
         if (stored == null || stored.length <= sizeBytes) {
             return;
         }
-        if (sizeBytes == 0) {
-            namespace.delete(key);
-        } else {
-            namespace.put(key, Arrays.copyOf(stored, (int) sizeBytes));
-        }
+        namespace.putMdtData(inodeId, sizeBytes == 0 ? null : Arrays.copyOf(stored, (int) sizeBytes));
     }
 }
