@@ -49,10 +49,11 @@ final class MetaCodec {
 
     /**
      * Log entries hold at most this much (the first change of a batch is taken whatever its size;
-     * one change is at most a MiB of Data-on-MDT bytes and its fields). Half of Ratis's 4 MB
-     * appender buffer, which a replicated group sends entries through; and 128 changes of a MiB
-     * each batched into 8 MiB entries cost a single-replica group its leadership in a test (it came
-     * back "not ready" for 30 s), while 2 MiB entries went through in 8 s.
+     * one change is at most a MiB of Data-on-MDT bytes and its fields). Half of Ratis's
+     * {@code raft.server.log.appender.buffer.byte-limit} (4 MB): Ratis refuses a longer entry with a
+     * state machine exception and its leader steps down (RaftLogBase: "exceeds the max buffer
+     * limit"), so 128 changes of a MiB batched into 8 MiB entries kept a single-replica group
+     * leaderless for 30 s in a test, re-elected and stepping down again each time.
      */
     static final int BATCH_BYTES_MAX = 2 << 20;
 
