@@ -537,24 +537,6 @@ public final class PlinthClient implements AutoCloseable {
         return new PlinthFile(this, attributes, false, false);
     }
 
-    /**
-     * The whole of a file that lies within its Data-on-MDT part ({@code size <= layout.mdtBytes}),
-     * with the file's attributes from the same snapshot: one metadata query, no open. The bytes
-     * are those of the returned attributes; the caller compares them with what it expected.
-     */
-    public MetaMessages.InlineData readWhole(Attributes attributes) {
-        if (attributes.type() != dev.plinth.common.FileType.FILE || attributes.layout() == null
-                || attributes.sizeBytes() > attributes.layout().mdtBytes()) {
-            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + InodeId.format(attributes.inodeId()) + " is not all on the MDT");
-        }
-        if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), false, Permissions.READ)) {
-            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
-        }
-        MetaMessages.InlineData data = readInline(attributes.inodeId(), 0, (int) attributes.sizeBytes());
-        jobStats.read(currentJob(), attributes.sizeBytes());
-        return data;
-    }
-
     private void checkAccess(Attributes attributes, int mask) {
         if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), attributes.isDirectory(), mask)) {
             meta(new MetaMessages.Close(header(), attributes.inodeId(), 0, false, true, null));

@@ -6,7 +6,6 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
-import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
 import io.netty.buffer.ByteBuf;
@@ -371,17 +370,6 @@ final class S3Operations {
         ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(size, 1));
         boolean kept = false;
         try {
-            if (size > 0 && attributes.layout() != null && size <= attributes.layout().mdtBytes()) {
-                // all of it on the MDT: bytes and attributes in one query, from one snapshot
-                MetaMessages.InlineData data = client().readWhole(attributes);
-                if (data.attributes().sizeBytes() != attributes.sizeBytes() || data.attributes().mtimeNanos() != attributes.mtimeNanos()) {
-                    return null;
-                }
-                whole.writeBytes(data.bytes(), 0, Math.min(size, data.bytes().length));
-                whole.writeZero(size - whole.writerIndex());
-                kept = true;
-                return whole;
-            }
             if (size > 0) {
                 try (PlinthFile file = client().openUncounted(attributes)) {
                     java.nio.ByteBuffer target = whole.nioBuffer(0, size);

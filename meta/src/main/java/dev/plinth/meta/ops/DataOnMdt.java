@@ -56,7 +56,7 @@ public final class DataOnMdt {
         // not cut at the size: a writer reads its own bytes before close settles the size; readers cut at the size they know
         long end = Math.min((long) request.offset() + request.length(), stored == null ? 0 : stored.length);
         byte[] bytes = end <= request.offset() ? new byte[0] : Arrays.copyOfRange(stored, request.offset(), (int) end);
-        return new MetaMessages.InlineData(inode.toAttributes(), bytes);
+        return new MetaMessages.InlineData(bytes);
     }
 
     /** All of a readable file of at most {@code bytesMax} that lies in its Data-on-MDT part (zeros where nothing is stored), else null. */

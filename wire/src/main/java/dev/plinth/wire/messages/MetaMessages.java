@@ -199,13 +199,12 @@ public final class MetaMessages {
     public record WriteInline(OpHeader header, long inodeId, InlineWrite write) implements Mutation {}
 
     /**
-     * Reads {@code [offset, offset + length)} of a file's Data-on-MDT part, with the file's
-     * attributes from the same snapshot. The bytes may be fewer than asked: the rest, up to the
-     * size, is zeros.
+     * Reads {@code [offset, offset + length)} of a file's Data-on-MDT part. The bytes may be fewer
+     * than asked: the rest, up to the size, is zeros.
      */
     public record ReadInline(OpHeader header, long inodeId, int offset, int length) implements Query {}
 
-    public record InlineData(Attributes attributes, byte[] bytes) {}
+    public record InlineData(byte[] bytes) {}
 
     /** An extended attribute: name and value. */
     public record Xattr(String name, byte[] value) {}
