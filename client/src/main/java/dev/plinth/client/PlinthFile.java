@@ -155,11 +155,11 @@ public final class PlinthFile implements AutoCloseable {
         dropReadUnits(offset, length);
         client.jobStats().write(jobId, length);
         int position = source.position();
-        int inlineLength = offset < mdtBytes ? (int) Math.min(length, mdtBytes - offset) : 0;
+        int inlineLength = inlineLength(offset, length);
         if (inlineLength > 0) {
             holdInline((int) offset, source.duplicate().position(position).limit(position + inlineLength));
         }
-        for (Piece piece : inlineLength == length ? List.<Piece>of() : StripeMath.pieces(layout, offset + inlineLength, length - inlineLength)) {
+        for (Piece piece : StripeMath.pieces(layout, offset + inlineLength, length - inlineLength)) {
             ByteBuf data = client.writeBuffers().allocate(piece.length());
             ByteBuffer slice = source.duplicate();
             slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
@@ -187,6 +187,11 @@ public final class PlinthFile implements AutoCloseable {
         writtenEndBytes = Math.max(writtenEndBytes, offset + length);
         wrote = true;
         return length;
+    }
+
+    /** How many of the {@code length} bytes at {@code offset} lie in the Data-on-MDT part. */
+    private int inlineLength(long offset, int length) {
+        return offset < mdtBytes ? (int) Math.min(length, mdtBytes - offset) : 0;
     }
 
     /**
@@ -308,10 +313,15 @@ public final class PlinthFile implements AutoCloseable {
 
     /** Waits until every write sent so far is acknowledged; reports a failure among them. */
     public synchronized void flush() {
+        awaitSentWrites();
+        flushInline();
+    }
+
+    /** Waits for the writes sent to targets and reports a failure among them (the held Data-on-MDT run stays held). */
+    private void awaitSentWrites() {
         checkOpen();
         drainWrites();
         throwWriteFailure();
-        flushInline();
     }
 
     private void drainWrites() {
@@ -334,9 +344,7 @@ public final class PlinthFile implements AutoCloseable {
      * flush (every close(2)) does, so that close-to-open consistency holds across clients.
      */
     public synchronized void publish() {
-        checkOpen();
-        drainWrites();
-        throwWriteFailure();
+        awaitSentWrites();
         if (wrote) {
             settle(false);
         }
@@ -361,9 +369,7 @@ public final class PlinthFile implements AutoCloseable {
 
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
-        checkOpen();
-        drainWrites();
-        throwWriteFailure();
+        awaitSentWrites();
         Retry.call(client.retryMillis(), () -> {
             List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
             for (int targetId : allTargets()) {
@@ -532,7 +538,7 @@ public final class PlinthFile implements AutoCloseable {
             return 0;
         }
         client.jobStats().read(jobId, length);
-        int inlineLength = offset < mdtBytes ? (int) Math.min(length, mdtBytes - offset) : 0;
+        int inlineLength = inlineLength(offset, length);
         if (inlineLength > 0) {
             readInline((int) offset, inlineLength, sink);
             lastReadEnd = offset + inlineLength; // a read that goes on past the part continues this one

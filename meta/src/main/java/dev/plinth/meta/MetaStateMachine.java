@@ -252,11 +252,16 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     }
 
     public long inodeCount() {
-        return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).inodeCount();
+        return committed().inodeCount();
     }
 
     public long mdtDataBytes() {
-        return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).mdtDataBytes();
+        return committed().mdtDataBytes();
+    }
+
+    /** The namespace as committed, for reading counters (no batch, root's credentials). */
+    private Namespace committed() {
+        return new Namespace(store, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0));
     }
 
     @Override

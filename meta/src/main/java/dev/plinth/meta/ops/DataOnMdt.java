@@ -28,7 +28,7 @@ public final class DataOnMdt {
 
     /** Stores {@code write} (null: nothing) in the Data-on-MDT part of {@code inode}. */
     static void write(Namespace namespace, InodeRecord inode, InlineWrite write) {
-        if (write == null || (write.offset() == 0 && write.bytes() != null && write.bytes().length == 0)) {
+        if (write == null) {
             return;
         }
         if (inode.type() != FileType.FILE) {
@@ -39,6 +39,9 @@ public final class DataOnMdt {
         if (write.offset() < 0 || bytes == null || (long) write.offset() + bytes.length > mdtBytes) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "write of " + (bytes == null ? 0 : bytes.length) + " bytes at "
                     + write.offset() + " outside the file's " + mdtBytes + " bytes on the MDT");
+        }
+        if (bytes.length == 0) {
+            return; // an empty write stores nothing, wherever it is
         }
         byte[] stored = namespace.mdtData(inode.inodeId());
         int end = write.offset() + bytes.length;
