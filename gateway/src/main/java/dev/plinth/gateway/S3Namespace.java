@@ -253,11 +253,16 @@ final class S3Namespace {
                     List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))));
             return new Written(etag, attributes);
         } catch (PlinthException e) {
-            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
-                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
-            }
-            throw translate(e);
+            throw writeFailure(e, onlyIfAbsent);
         }
+    }
+
+    /** The S3 error for a failed object write: an existing name under If-None-Match: * is a failed precondition. */
+    private static S3Exception writeFailure(PlinthException e, boolean onlyIfAbsent) {
+        if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
+            return new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
+        }
+        return translate(e);
     }
 
     /**
@@ -273,11 +278,8 @@ final class S3Namespace {
                     List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), onlyIfAbsent);
             return new Written(etag, attributes);
         } catch (PlinthException e) {
-            if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
-                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
-            }
             if (e.code() != ErrorCode.INVALID_ARGUMENT) {
-                throw translate(e);
+                throw writeFailure(e, onlyIfAbsent);
             }
         }
         return writeObject(directory, name, template, onlyIfAbsent, file -> {
