@@ -86,6 +86,16 @@ public final class RaftReplica implements AutoCloseable {
             // Ratis then fsyncs the log on its own executor, without holding up acknowledgements
             RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !spec.logSync());
             RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("64MB"));
+            // No log entry for each advance of the commit index: Raft does not need it (a restarted replica
+            // learns the commit index from its leader, or as leader by committing an entry of its own term,
+            // and the state machine keeps its own applied index), and on a busy MDT these entries were one
+            // log append, write and flush per metadata change beside the change's own (design note 56)
+            RaftServerConfigKeys.Log.setLogMetadataEnabled(properties, false);
+            // Entries are applied as they commit; the cache only serves followers that fall a little
+            // behind (further back they are read from the segment files). Ratis's default of 200 MB of
+            // entries on the heap kept G1 marking all the time on a 2 GB server.
+            RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
+            RaftServerConfigKeys.Log.setSegmentCacheSizeMax(properties, SizeInBytes.valueOf("64MB"));
             RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
             RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, spec.snapshotEveryEntries());
             RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 2);
