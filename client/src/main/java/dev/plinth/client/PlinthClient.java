@@ -140,11 +140,11 @@ public final class PlinthClient implements AutoCloseable {
      */
     public static final ScopedValue<java.util.function.BooleanSupplier> CANCELLED = ScopedValue.newInstance();
 
-    /** Fails with INTERRUPTED if the current call's caller has given up. */
     WriteBudget writeBudget() {
         return writeBudget;
     }
 
+    /** Fails with INTERRUPTED if the current call's caller has given up. */
     static void checkCancelled() {
         if (CANCELLED.isBound() && CANCELLED.get().getAsBoolean()) {
             throw new PlinthException(ErrorCode.INTERRUPTED, "the caller was interrupted");

@@ -98,8 +98,10 @@ final class S3Namespace {
         }
     }
 
-    /** An object's file and its S3 record (null if it has none), from one lookup. */
-    /** {@code bytes}: the whole object, when asked for and it lies in its file's Data-on-MDT part (else null). */
+    /**
+     * An object's file and its S3 record (null if it has none), from one lookup; {@code bytes}: the
+     * whole object, when asked for and it lies in its file's Data-on-MDT part (else null).
+     */
     record Found(Attributes attributes, ObjectRecord record, byte[] bytes) {}
 
     /** An object's file and record, or null if there is no such object (the bucket exists). */

@@ -150,8 +150,9 @@ public final class MetaService implements AutoCloseable {
      * in the read pool. A platform thread may block. A virtual thread may run the point queries: a
      * few gets of a store that lives in the page cache pin its carrier for microseconds, while the
      * hand-off to the pool and back is two thread wake-ups (in paired runs of 5,000 small S3 GETs,
-     * 0.13-0.25 ms of server CPU per GET inline against 0.16-0.40 through the pool; design note 56). Directory and xattr listings scan, for a page of entries, and
-     * keep going to the pool, so that a carrier is never held for long.
+     * 0.13-0.25 ms of server CPU per GET inline against 0.16-0.40 through the pool; design note 56).
+     * Directory and xattr listings scan, for a page of entries, and keep going to the pool, so that
+     * a carrier is never held for long.
      */
     private static boolean readsInline(RequestContext context, Query query) {
         if (context.onCallerThread()) {

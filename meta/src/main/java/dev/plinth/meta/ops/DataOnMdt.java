@@ -13,8 +13,9 @@ import java.util.Arrays;
 /**
  * A file's Data-on-MDT part (Lustre's DoM): bytes {@code [0, layout.mdtBytes)} kept under one key
  * beside the inode. The stored value runs from offset 0 to the furthest byte written; the rest of
- * the part, up to the size, reads as zeros (the client cuts reads at the size it knows). As on targets, writes do not move the size (close and
- * fsync settle it), and truncation cuts what is stored so that a file extended again reads zeros.
+ * the part, up to the size, reads as zeros (the client cuts reads at the size it knows). As on
+ * targets, writes do not move the size (close and fsync settle it), and truncation cuts what is
+ * stored so that a file extended again reads zeros.
  * Like chunk writes, these need no permission check beyond the client's cluster credentials: the
  * open that gave the client its handle checked the caller.
  */

@@ -49,8 +49,11 @@ public final class MetaMessages {
         }
     }
 
-    /** Attributes, and the value of an extended attribute where the request asked for one (null otherwise, or where absent or unreadable). */
-    /** {@code fileBytes}: the whole file, when the request asked for it and it lies in its Data-on-MDT part (else null). */
+    /**
+     * Attributes, and the value of an extended attribute where the request asked for one (null
+     * otherwise, or where absent or unreadable); {@code fileBytes}: the whole file, when the request
+     * asked for it and it lies in its Data-on-MDT part (else null).
+     */
     public record AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes) {
         public AttributesReply(Attributes attributes) {
             this(attributes, null, null);
@@ -67,12 +70,11 @@ public final class MetaMessages {
 
     public record Lookup(OpHeader header, long parentId, String name) implements Query {}
 
-    /** Resolves an absolute path from the root, following symlinks (the last only if asked). */
-    /** Resolves an absolute path; with {@code xattrName} the reply also carries that attribute's value (a stat and a getxattr in one). */
     /**
-     * {@code xattrName}: also that xattr's value (null: none). {@code fileBytesMax} > 0: also the
-     * whole file, if it is at most that long, lies in its Data-on-MDT part and the caller may read
-     * it: a small S3 GET in one query.
+     * Resolves an absolute path from the root, following symlinks (the last only if asked).
+     * {@code xattrName}: the reply also carries that xattr's value, a stat and a getxattr in one
+     * (null: none). {@code fileBytesMax} > 0: also the whole file, if it is at most that long,
+     * lies in its Data-on-MDT part and the caller may read it: a small S3 GET in one query.
      */
     public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax) implements Query {
         public ResolvePath(OpHeader header, String path, boolean followLast) {
