@@ -150,8 +150,21 @@ final class S3Exchange {
 
     /** A whole response. {@code content} may be null (no body; HEAD answers keep their Content-Length). */
     void respond(int status, HttpHeaders extra, byte[] content) {
-        startCheck();
-        ByteBuf buffer = content == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(content);
+        respondBuffer(status, extra, content == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(content));
+    }
+
+    /**
+     * A whole response whose body is {@code buffer} (this takes its reference): one write to the
+     * event loop, where a streamed one takes three (head, body, end), each a task the event loop
+     * may have to be woken for.
+     */
+    void respondBuffer(int status, HttpHeaders extra, ByteBuf buffer) {
+        try {
+            startCheck();
+        } catch (RuntimeException e) {
+            buffer.release();
+            throw e;
+        }
         this.status = status;
         DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), buffer);
         HttpHeaders headers = standard(response);

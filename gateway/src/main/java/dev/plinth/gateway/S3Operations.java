@@ -478,6 +478,11 @@ final class S3Operations {
             exchange.respond(status, headers, new byte[0]);
             return;
         }
+        if (end - start <= ObjectIo.PIECE_BYTES) {
+            // one piece: headers and bytes in one write (a small GET streamed cost three hand-offs to the event loop)
+            exchange.respondBuffer(status, headers, bytes.read(start, (int) (end - start)));
+            return;
+        }
         exchange.startStream(status, headers, end - start);
         for (long offset = start; offset < end; ) {
             int length = (int) Math.min(ObjectIo.PIECE_BYTES, end - offset);
