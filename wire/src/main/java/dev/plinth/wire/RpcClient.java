@@ -21,7 +21,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -50,7 +49,21 @@ public final class RpcClient implements AutoCloseable {
     private volatile String clientName = "?";
 
     private record Pending(Class<? extends Record> responseType, CompletableFuture<RpcResponse<Record>> future,
-                           ScheduledFuture<?> timeout) {}
+                           io.netty.util.Timeout timeout) {}
+
+    /**
+     * The deadlines of every client's calls in this JVM, on one timer wheel that ticks every
+     * {@value #DEADLINE_TICK_MILLIS} ms. A call's timer used to be a task scheduled on its
+     * channel's event loop: from a request thread that is a hand-off to the event loop, which wakes
+     * it when it sleeps, and a second one to cancel it when the answer comes. For calls served in
+     * this JVM (a metadata change from the gateway) nothing else needed the event loop, so every
+     * change woke a network thread twice for a timer that almost never fires. Adding to and
+     * cancelling on the wheel wakes nobody; its one thread wakes per tick. Deadlines are seconds
+     * long, so a tick's lateness does not matter.
+     */
+    private static final int DEADLINE_TICK_MILLIS = 20;
+    private static final io.netty.util.HashedWheelTimer DEADLINES = new io.netty.util.HashedWheelTimer(
+            Thread.ofPlatform().name("rpc-deadlines").daemon().factory(), DEADLINE_TICK_MILLIS, TimeUnit.MILLISECONDS, 512);
 
     private RpcClient(HostPort address, Channel channel, Config config) {
         this.address = address;
@@ -244,8 +257,8 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /** Fails the call with TIMED_OUT unless it is answered within {@code timeout}. */
-    private ScheduledFuture<?> startTimer(long correlationId, Record request, Duration timeout) {
-        return channel.eventLoop().schedule(() -> {
+    private io.netty.util.Timeout startTimer(long correlationId, Record request, Duration timeout) {
+        return DEADLINES.newTimeout(expiry -> {
             Pending expired = pending.remove(correlationId);
             if (expired != null) {
                 inflightSlots.release();
@@ -262,7 +275,7 @@ public final class RpcClient implements AutoCloseable {
      * saves four thread hand-offs per call (client loop, server loop, and back), which on a small
      * VM cost more than the work of a metadata lookup. A handler may run short blocking work inline
      * when the caller is a platform thread ({@link RequestContext#onCallerThread()}); an answer
-     * ready when the handler returns needs no timer either (scheduling one wakes a network thread).
+     * ready when the handler returns needs no timer either.
      */
     private CompletableFuture<RpcResponse<Record>> callDirect(RpcDispatcher dispatcher, Record request, ByteBuf data,
                                                               long correlationId, Duration timeout) {
@@ -303,7 +316,7 @@ public final class RpcClient implements AutoCloseable {
                 }
                 return;
             }
-            waiting.timeout().cancel(false);
+            waiting.timeout().cancel();
             inflightSlots.release();
             answerDirect(answered, payload, decoded, requestId, responseType, future);
         });
@@ -355,7 +368,7 @@ public final class RpcClient implements AutoCloseable {
             frame.release();
             return;
         }
-        waiting.timeout().cancel(false);
+        waiting.timeout().cancel();
         inflightSlots.release();
         try {
             if (frame.isError()) {
@@ -387,7 +400,7 @@ public final class RpcClient implements AutoCloseable {
     private void failOne(long correlationId, RuntimeException failure) {
         Pending waiting = pending.remove(correlationId);
         if (waiting != null) {
-            waiting.timeout().cancel(false);
+            waiting.timeout().cancel();
             inflightSlots.release();
             waiting.future().completeExceptionally(failure);
         }
