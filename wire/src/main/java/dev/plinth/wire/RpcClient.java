@@ -51,20 +51,6 @@ public final class RpcClient implements AutoCloseable {
     private record Pending(Class<? extends Record> responseType, CompletableFuture<RpcResponse<Record>> future,
                            io.netty.util.Timeout timeout) {}
 
-    /**
-     * The deadlines of every client's calls in this JVM, on one timer wheel that ticks every
-     * {@value #DEADLINE_TICK_MILLIS} ms. A call's timer used to be a task scheduled on its
-     * channel's event loop: from a request thread that is a hand-off to the event loop, which wakes
-     * it when it sleeps, and a second one to cancel it when the answer comes. For calls served in
-     * this JVM (a metadata change from the gateway) nothing else needed the event loop, so every
-     * change woke a network thread twice for a timer that almost never fires. Adding to and
-     * cancelling on the wheel wakes nobody; its one thread wakes per tick. Deadlines are seconds
-     * long, so a tick's lateness does not matter.
-     */
-    private static final int DEADLINE_TICK_MILLIS = 20;
-    private static final io.netty.util.HashedWheelTimer DEADLINES = new io.netty.util.HashedWheelTimer(
-            Thread.ofPlatform().name("rpc-deadlines").daemon().factory(), DEADLINE_TICK_MILLIS, TimeUnit.MILLISECONDS, 512);
-
     private RpcClient(HostPort address, Channel channel, Config config) {
         this.address = address;
         this.channel = channel;
@@ -256,16 +242,20 @@ public final class RpcClient implements AutoCloseable {
         return (CompletableFuture<RpcResponse<R>>) (CompletableFuture<?>) future;
     }
 
-    /** Fails the call with TIMED_OUT unless it is answered within {@code timeout}. */
+    /**
+     * Fails the call with TIMED_OUT unless it is answered within {@code timeout}. On the shared
+     * wheel, not the channel's event loop: for a call served in this JVM the timer was the only
+     * thing that woke a network thread, twice per call (schedule, cancel).
+     */
     private io.netty.util.Timeout startTimer(long correlationId, Record request, Duration timeout) {
-        return DEADLINES.newTimeout(expiry -> {
+        return Deadlines.after(timeout.toMillis(), () -> {
             Pending expired = pending.remove(correlationId);
             if (expired != null) {
                 inflightSlots.release();
                 expired.future().completeExceptionally(new LinkFailure(ErrorCode.TIMED_OUT,
                         request.getClass().getSimpleName() + " to " + address + " took longer than " + timeout.toMillis() + " ms"));
             }
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        });
     }
 
     /**
