@@ -59,16 +59,8 @@ class S3BadInputTest {
     }
 
     @AfterAll
-    void stop() {
-        if (s3 != null) {
-            s3.close();
-        }
-        if (plinth != null) {
-            plinth.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+    void stop() throws Exception {
+        S3Testing.closeAll(s3, plinth, cluster);
     }
 
     private S3Testing.Response signed(String method, String pathAndQuery, Map<String, String> headers, byte[] body) throws IOException {

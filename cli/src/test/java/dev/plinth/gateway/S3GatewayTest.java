@@ -83,16 +83,8 @@ class S3GatewayTest {
     }
 
     @AfterAll
-    void stop() {
-        if (s3 != null) {
-            s3.close();
-        }
-        if (plinth != null) {
-            plinth.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+    void stop() throws Exception {
+        S3Testing.closeAll(s3, plinth, cluster);
     }
 
     private byte[] randomBytes(int length) {

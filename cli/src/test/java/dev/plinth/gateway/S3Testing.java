@@ -28,6 +28,15 @@ public final class S3Testing {
         return S3Credentials.read(cluster.server().s3CredentialsFile());
     }
 
+    /** Closes, in this order, what a test class opened; nulls (a setup that failed early) are skipped. */
+    static void closeAll(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable resource : resources) {
+            if (resource != null) {
+                resource.close();
+            }
+        }
+    }
+
     public static String endpoint(MiniCluster cluster) {
         return cluster.server().s3Url();
     }
