@@ -34,6 +34,14 @@ public final class BinaryReader {
         return buffer.get() & 0xFF;
     }
 
+    public boolean readBoolean() {
+        int value = readByte();
+        if (value > 1) {
+            throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "bad boolean " + value);
+        }
+        return value == 1;
+    }
+
     public int readInt() {
         need(4);
         return buffer.getInt();
@@ -42,6 +50,10 @@ public final class BinaryReader {
     public long readLong() {
         need(8);
         return buffer.getLong();
+    }
+
+    public double readDouble() {
+        return Double.longBitsToDouble(readLong());
     }
 
     public int readVarInt() {
@@ -70,8 +82,13 @@ public final class BinaryReader {
     public String readString() {
         int count = readVarInt();
         need(count);
-        ByteBuffer slice = buffer.slice(buffer.position(), count);
-        buffer.position(buffer.position() + count);
+        int start = buffer.position();
+        buffer.position(start + count);
+        if (buffer.hasArray() && isAscii(buffer.array(), buffer.arrayOffset() + start, count)) {
+            // most names are ASCII, which is valid UTF-8: no decoder needed
+            return new String(buffer.array(), buffer.arrayOffset() + start, count, StandardCharsets.ISO_8859_1);
+        }
+        ByteBuffer slice = buffer.slice(start, count);
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -82,12 +99,30 @@ public final class BinaryReader {
         }
     }
 
-    /** A reader over the next {@code count} bytes, which this reader then skips. */
-    public BinaryReader limited(int count) {
+    private static boolean isAscii(byte[] bytes, int offset, int count) {
+        for (int i = offset; i < offset + count; i++) {
+            if (bytes[i] < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Limits reading to the next {@code count} bytes, until {@link #leave} skips what is left of
+     * them; returns what {@link #leave} needs. Cheaper than a reader of its own for each nested record.
+     */
+    public int enter(int count) {
         need(count);
-        ByteBuffer slice = buffer.slice(buffer.position(), count);
-        buffer.position(buffer.position() + count);
-        return new BinaryReader(slice);
+        int outerLimit = buffer.limit();
+        buffer.limit(buffer.position() + count);
+        return outerLimit;
+    }
+
+    /** Skips the unread rest of what {@link #enter} limited reading to, and lifts the limit. */
+    public void leave(int outerLimit) {
+        buffer.position(buffer.limit());
+        buffer.limit(outerLimit);
     }
 
     public int remaining() {

@@ -1,10 +1,15 @@
 package dev.plinth.common.codec;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /** A growable big-endian byte buffer with a hard size limit. Not thread-safe. */
 public final class BinaryWriter {
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
     private final int bytesMax;
     private byte[] bytes;
     private int length;
@@ -29,18 +34,24 @@ public final class BinaryWriter {
         bytes[length++] = (byte) value;
     }
 
+    public void writeBoolean(boolean value) {
+        writeByte(value ? 1 : 0);
+    }
+
     public void writeInt(int value) {
         ensure(4);
-        for (int shift = 24; shift >= 0; shift -= 8) {
-            bytes[length++] = (byte) (value >>> shift);
-        }
+        INT.set(bytes, length, value);
+        length += 4;
     }
 
     public void writeLong(long value) {
         ensure(8);
-        for (int shift = 56; shift >= 0; shift -= 8) {
-            bytes[length++] = (byte) (value >>> shift);
-        }
+        LONG.set(bytes, length, value);
+        length += 8;
+    }
+
+    public void writeDouble(double value) {
+        writeLong(Double.doubleToRawLongBits(value));
     }
 
     /** Unsigned LEB128, for lengths and counts. */
@@ -78,9 +89,7 @@ public final class BinaryWriter {
     }
 
     public void patchInt(int at, int value) {
-        for (int shift = 24, i = at; shift >= 0; shift -= 8, i++) {
-            bytes[i] = (byte) (value >>> shift);
-        }
+        INT.set(bytes, at, value);
     }
 
     public int length() {
