@@ -17,6 +17,7 @@ import dev.plinth.wire.messages.MetaMessages.RemovedFile;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.WriteBatchWithIndex;
@@ -42,6 +43,15 @@ public final class Namespace {
     private final int mdtIndex;
     private final OpHeader header;
     private final List<RemovedFile> removedFiles = new ArrayList<>();
+    /**
+     * Every key this operation read or wrote, with its value ({@link #ABSENT}: none). One change
+     * reads the same few keys again and again (a publish reads its inode six times, its parent
+     * three), and each read through the batch is a native call and a memtable search. Values are
+     * never changed in place: writers build a new array. Only valid because the Namespace lives
+     * for one operation, which alone writes to the batch meanwhile.
+     */
+    private final HashMap<ByteBuffer, byte[]> seen = new HashMap<>();
+    private static final byte[] ABSENT = new byte[0];
 
     Namespace(MetaStore store, WriteBatchWithIndex batch, int mdtIndex, OpHeader header) {
         this.store = store;
@@ -69,7 +79,14 @@ public final class Namespace {
     // ---- raw access
 
     private byte[] get(byte[] key) {
-        return batch == null ? store.get(key) : store.get(batch, key);
+        ByteBuffer cacheKey = ByteBuffer.wrap(key);
+        byte[] known = seen.get(cacheKey);
+        if (known != null) {
+            return known == ABSENT ? null : known;
+        }
+        byte[] value = batch == null ? store.get(key) : store.get(batch, key);
+        seen.put(cacheKey, value == null ? ABSENT : value);
+        return value;
     }
 
     private WriteBatchWithIndex batch() {
@@ -85,6 +102,7 @@ public final class Namespace {
         } catch (org.rocksdb.RocksDBException e) {
             throw new IllegalStateException(e);
         }
+        seen.put(ByteBuffer.wrap(key), value);
     }
 
     public void delete(byte[] key) {
@@ -93,6 +111,7 @@ public final class Namespace {
         } catch (org.rocksdb.RocksDBException e) {
             throw new IllegalStateException(e);
         }
+        seen.put(ByteBuffer.wrap(key), ABSENT);
     }
 
     public byte[] getRaw(byte[] key) {
