@@ -118,6 +118,8 @@ class DataOnMdtTest {
             client.putWhole(dir, "k", 0644, first, 7_000_000_000L, List.of(xattr), true);
             assertThat(readAll(client, "/put/k")).isEqualTo(first);
             assertThat(client.stat("/put/k").mtimeNanos()).isEqualTo(7_000_000_000L);
+            assertThat(client.stat("/put/k").sizeBytes()).isEqualTo(first.length);
+            assertThat(client.stat("/put/k").mode()).isEqualTo(0100644);
             assertThat(client.getXattr(client.stat("/put/k").inodeId(), "user.v")).containsExactly(1);
             assertThatThrownBy(() -> client.putWhole(dir, "k", 0644, second, 1, List.of(), true))
                     .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ALREADY_EXISTS));

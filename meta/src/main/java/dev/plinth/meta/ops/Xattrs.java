@@ -72,13 +72,23 @@ public final class Xattrs {
         return new XattrNames(names);
     }
 
-    public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
-        checkName(request.name());
-        if (request.value().length > Namespace.XATTR_VALUE_BYTES_MAX) {
+    private static void checkSettable(Namespace namespace, InodeRecord inode, String name, byte[] value) {
+        checkName(name);
+        if (value.length > Namespace.XATTR_VALUE_BYTES_MAX) {
             throw new PlinthException(ErrorCode.RESULT_TOO_LARGE, "attribute values are limited to " + Namespace.XATTR_VALUE_BYTES_MAX + " bytes");
         }
+        checkAccess(namespace, inode, name, Namespace.WRITE);
+    }
+
+    /** Sets an attribute of a file this change created, which has none yet; its caller settles the times. */
+    static void setOnNewFile(Namespace namespace, InodeRecord inode, String name, byte[] value) {
+        checkSettable(namespace, inode, name, value);
+        namespace.put(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), name), value);
+    }
+
+    public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
         InodeRecord inode = namespace.inode(request.inodeId());
-        checkAccess(namespace, inode, request.name(), Namespace.WRITE);
+        checkSettable(namespace, inode, request.name(), request.value());
         byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
         boolean exists = namespace.getRaw(key) != null;
         if ((request.flags() & MetaMessages.XATTR_CREATE) != 0 && exists) {
