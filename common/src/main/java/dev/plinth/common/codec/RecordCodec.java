@@ -1,6 +1,8 @@
 package dev.plinth.common.codec;
 
+import static java.lang.constant.ConstantDescs.CD_List;
 import static java.lang.constant.ConstantDescs.CD_Object;
+import static java.lang.constant.ConstantDescs.CD_int;
 import static java.lang.constant.ConstantDescs.CD_void;
 import static java.lang.constant.ConstantDescs.INIT_NAME;
 import static java.lang.constant.ConstantDescs.MTD_void;
@@ -14,6 +16,7 @@ import java.lang.classfile.TypeKind;
 import java.lang.constant.ClassDesc;
 import java.lang.constant.MethodTypeDesc;
 import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
@@ -317,7 +320,7 @@ public final class RecordCodec {
         try {
             MethodHandles.Lookup host = MethodHandles.privateLookupIn(type, MethodHandles.lookup());
             MethodHandles.Lookup generated = host.defineHiddenClass(bytes, true, MethodHandles.Lookup.ClassOption.NESTMATE);
-            return (GeneratedComponents) generated.findConstructor(generated.lookupClass(), java.lang.invoke.MethodType.methodType(void.class))
+            return (GeneratedComponents) generated.findConstructor(generated.lookupClass(), MethodType.methodType(void.class))
                     .invoke();
         } catch (Throwable e) {
             throw new IllegalArgumentException("cannot encode " + type, e);
@@ -334,7 +337,7 @@ public final class RecordCodec {
             nextSlot += kind.slotSize();
             Label absent = code.newLabel();
             Label done = code.newLabel();
-            code.aload(1).invokevirtual(CD_READER, "remaining", MethodTypeDesc.of(java.lang.constant.ConstantDescs.CD_int)).ifle(absent);
+            code.aload(1).invokevirtual(CD_READER, "remaining", MethodTypeDesc.of(CD_int)).ifle(absent);
             if (componentType.isPrimitive()) {
                 code.aload(1).invokevirtual(CD_READER, primitiveMethod("read", componentType), MethodTypeDesc.of(componentTypes[i]));
             } else {
@@ -343,7 +346,7 @@ public final class RecordCodec {
             code.storeLocal(kind, slots[i]).goto_(done);
             code.labelBinding(absent);
             if (componentType == List.class) {
-                code.invokestatic(java.lang.constant.ConstantDescs.CD_List, "of", MethodTypeDesc.of(java.lang.constant.ConstantDescs.CD_List), true);
+                code.invokestatic(CD_List, "of", MethodTypeDesc.of(CD_List), true);
             } else if (componentType.isPrimitive()) {
                 switch (kind) {
                     case LONG -> code.lconst_0();
