@@ -1,8 +1,10 @@
 package dev.plinth.common.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
@@ -53,6 +55,39 @@ class RecordCodecTest {
         assertThat(decoded.layout()).isEqualTo(original.layout());
         assertThat(decoded.credentials()).isEqualTo(original.credentials());
         assertThat(decoded.names()).isEqualTo(original.names());
+    }
+
+    private record Boxes(double ratio, Integer count, Long big, Boolean flag, List<byte[]> blobs, List<PointV1> points) {}
+
+    private record Positive(int value) {
+        Positive {
+            if (value <= 0) {
+                throw new IllegalArgumentException("not positive: " + value);
+            }
+        }
+    }
+
+    /** The generated codecs reach private records and cover the component kinds the sample does not. */
+    @Test
+    void privateRecordsWithBoxesAndDoublesRoundTrip() {
+        Boxes boxes = new Boxes(-2.5, 7, Long.MIN_VALUE, false, List.of(new byte[] {9}), List.of(new PointV1(1, null)));
+        Boxes decoded = RecordCodec.decode(Boxes.class, RecordCodec.encode(boxes));
+        assertThat(decoded.ratio()).isEqualTo(-2.5);
+        assertThat(decoded.count()).isEqualTo(7);
+        assertThat(decoded.big()).isEqualTo(Long.MIN_VALUE);
+        assertThat(decoded.flag()).isFalse();
+        assertThat(decoded.blobs()).singleElement().isEqualTo(new byte[] {9});
+        assertThat(decoded.points()).containsExactly(new PointV1(1, null));
+        Boxes empty = RecordCodec.decode(Boxes.class, RecordCodec.encode(new Boxes(0, null, null, null, List.of(), List.of())));
+        assertThat(empty).isEqualTo(new Boxes(0, null, null, null, List.of(), List.of()));
+    }
+
+    /** A value its record's constructor refuses is bad input like any other: a typed error. */
+    @Test
+    void aValueTheConstructorRefusesIsAProtocolError() {
+        byte[] zero = RecordCodec.encode(new PointV1(0, "x"));
+        assertThatThrownBy(() -> RecordCodec.decode(Positive.class, zero))
+                .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR));
     }
 
     @Test
