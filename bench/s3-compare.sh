@@ -11,7 +11,8 @@
 #   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs),
 #   WARM_LARGE_ROUNDS (GETs of the four 64 MiB warm-up objects, from the page cache, before the measured ones: 16,
 #   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
-#   the JIT reaching steady state as design note 53 found for the native client)
+#   the JIT reaching steady state as design note 53 found for the native client),
+#   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
@@ -19,7 +20,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
-WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}
+WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
   sleep 2; return 0
@@ -64,35 +65,53 @@ iperf3 -s -1 -p 5391 >/dev/null 2>&1 & IPERF_PID=$!; sleep 1
 LOOPBACK=$(iperf3 -c 127.0.0.1 -p 5391 -t 5 -J | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8/1048576))')
 echo "local disk buffered write+fsync $LOCAL_WRITE MiB/s, cold read $LOCAL_READ MiB/s, loopback TCP (iperf3) $LOOPBACK MiB/s"
 
-# ---- one server: warm-up, then PUT and GET of large and small objects
-measure() { # name endpoint key secret
-  local name=$1 endpoint=$2 bucket=bench-$1
-  local curl=(curl -s --no-progress-meter --aws-sigv4 "aws:amz:us-east-1:s3" --user "$3:$4" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null)
-  "${curl[@]}" -X PUT "$endpoint/$bucket"
-  list() { local what=$1 count=$2 prefix=$3; for i in $(seq 1 "$count"); do
-      [ "$what" = put ] && echo "upload-file = \"$BASE/work/$4\""; echo "url = \"$endpoint/$bucket/$prefix$i\""; echo "output = /dev/null"; done; }
-  run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
-    list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$name.cfg"
-    local t0 t1; t0=$(now)
-    "${curl[@]}" -Z --parallel-max "$5" -K "$BASE/work/$name.cfg" -w '%{http_code}\n' > "$BASE/work/$name.codes"
-    t1=$(now)
-    if grep -qv '^2' "$BASE/work/$name.codes"; then echo "$name: some requests failed: $(sort "$BASE/work/$name.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
-    python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
-  }
+# ---- the servers: warm-up and large objects, one server after the other; then rounds of small objects, the
+# servers taking turns, each figure the median of its rounds (one round's small rate moved by half between runs)
+use() { # name endpoint key secret: the server that the next runs go to
+  NAME=$1; ENDPOINT=$2; BUCKET=bench-$1
+  CURL=(curl -s --no-progress-meter --aws-sigv4 "aws:amz:us-east-1:s3" --user "$3:$4" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null)
+}
+list() { local what=$1 count=$2 prefix=$3; for i in $(seq 1 "$count"); do
+    [ "$what" = put ] && echo "upload-file = \"$BASE/work/$4\""; echo "url = \"$ENDPOINT/$BUCKET/$prefix$i\""; echo "output = /dev/null"; done; }
+run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
+  list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$NAME.cfg"
+  local t0 t1; t0=$(now)
+  "${CURL[@]}" -Z --parallel-max "$5" -K "$BASE/work/$NAME.cfg" -w '%{http_code}\n' > "$BASE/work/$NAME.codes"
+  t1=$(now)
+  if grep -qv '^2' "$BASE/work/$NAME.codes"; then echo "$NAME: some requests failed: $(sort "$BASE/work/$NAME.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
+  python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
+}
+large() { # name endpoint key secret -> "PUT GET" in MiB/s, after the warm-up
+  use "$@"
+  "${CURL[@]}" -X PUT "$ENDPOINT/$BUCKET"
   for _ in $(seq $((WARM_LARGE_ROUNDS / 2))); do run put 4 warm- large "$THREADS" >/dev/null; done
   for _ in $(seq "$WARM_LARGE_ROUNDS"); do run get 4 warm- "" "$THREADS" >/dev/null; done
   run put "$WARM_SMALL" warm-small- small "$SMALL_THREADS" >/dev/null; run get "$WARM_SMALL" warm-small- "" "$SMALL_THREADS" >/dev/null
-  local put get sput sget seconds
+  local seconds put get
   seconds=$(run put "$OBJECTS" large- large "$THREADS"); put=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
   drop_caches
   seconds=$(run get "$OBJECTS" large- "" "$THREADS"); get=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
-  seconds=$(run put "$SMALL" small- small "$SMALL_THREADS"); sput=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
-  seconds=$(run get "$SMALL" small- "" "$SMALL_THREADS"); sget=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
-  echo "$name PUT ${SIZE_MIB}MiB $put MiB/s, GET $get MiB/s; PUT ${SMALL_BYTES}B $sput req/s, GET $sget req/s" >&2
-  echo "$put $get $sput $sget"
+  echo "$put $get"
 }
-read -r P_PUT P_GET P_SPUT P_SGET < <(measure plinth http://127.0.0.1:9290 "$PLINTH_KEY" "$PLINTH_SECRET")
-read -r S_PUT S_GET S_SPUT S_SGET < <(measure s3proxy http://127.0.0.1:9291 bench bench-secret-key)
+small() { # round name endpoint key secret -> "PUT GET" in requests/s
+  local round=$1; shift; use "$@"
+  local seconds sput sget
+  seconds=$(run put "$SMALL" small$round- small "$SMALL_THREADS"); sput=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
+  seconds=$(run get "$SMALL" small$round- "" "$SMALL_THREADS"); sget=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
+  echo "$sput $sget"
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+PLINTH=(plinth http://127.0.0.1:9290 "$PLINTH_KEY" "$PLINTH_SECRET"); S3PROXY=(s3proxy http://127.0.0.1:9291 bench bench-secret-key)
+large "${PLINTH[@]}" > "$BASE/work/result"; read -r P_PUT P_GET < "$BASE/work/result"
+large "${S3PROXY[@]}" > "$BASE/work/result"; read -r S_PUT S_GET < "$BASE/work/result"
+P_SPUTS=(); P_SGETS=(); S_SPUTS=(); S_SGETS=()
+for round in $(seq "$SMALL_ROUNDS"); do
+  small "$round" "${PLINTH[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; P_SPUTS+=("$a"); P_SGETS+=("$b")
+  small "$round" "${S3PROXY[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; S_SPUTS+=("$a"); S_SGETS+=("$b")
+done
+P_SPUT=$(median "${P_SPUTS[@]}"); P_SGET=$(median "${P_SGETS[@]}"); S_SPUT=$(median "${S_SPUTS[@]}"); S_SGET=$(median "${S_SGETS[@]}")
+echo "plinth  PUT ${SIZE_MIB}MiB $P_PUT MiB/s, GET $P_GET MiB/s; PUT ${SMALL_BYTES}B ${P_SPUTS[*]} req/s, GET ${P_SGETS[*]} req/s" >&2
+echo "s3proxy PUT ${SIZE_MIB}MiB $S_PUT MiB/s, GET $S_GET MiB/s; PUT ${SMALL_BYTES}B ${S_SPUTS[*]} req/s, GET ${S_SGETS[*]} req/s" >&2
 
 python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
 import sys
