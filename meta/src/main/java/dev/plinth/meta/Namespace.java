@@ -45,8 +45,9 @@ public final class Namespace {
     private final List<RemovedFile> removedFiles = new ArrayList<>();
     /**
      * Every key this operation read or wrote, with its value ({@link #ABSENT}: none). One change
-     * reads the same few keys again and again (a publish reads its inode six times, its parent
-     * three), and each read through the batch is a native call and a memtable search. Values are
+     * reads the same few keys again and again (a publish reads its inode once per step it is
+     * built from, and its parent more than once), and each read through the batch is a native
+     * call and a memtable search. Values are
      * never changed in place: writers build a new array. Only valid because the Namespace lives
      * for one operation, which alone writes to the batch meanwhile.
      */
