@@ -131,8 +131,8 @@ final class BenchCommand implements Callable<Integer> {
             }
             // reads take longer: code that runs once per 1 MiB piece is compiled by C2 only after some
             // 10,000 calls, so a fresh client reads 5-10 GiB before it reaches its steady rate (cold reads
-            // of 2 GiB measured 780, 1,000, 1,160, 1,250, 1,310, 1,510 MiB/s in a row); these repeats come
-            // from the targets' page cache after the first, so they take seconds
+            // of 2 GiB measured 780, 1,000, 1,160, 1,250, 1,310, 1,510 MiB/s in a row); these repeats of a
+            // small file take seconds
             for (int i = 0; i < WARM_READS; i++) {
                 plinthSequentialRead(plinth, warmFile, warmBytes);
             }
@@ -144,6 +144,7 @@ final class BenchCommand implements Callable<Integer> {
             } else {
                 // warm means in the page cache on both sides: the local file is there after its write, but
                 // the targets write past the page cache (design note 51), so one untimed read puts it there
+                // (where direct reads are on, note 60, the targets read long ranges from the disk either way)
                 plinthSequentialRead(plinth, remoteFile, bytes);
             }
             double plinthRead = plinthSequentialRead(plinth, remoteFile, bytes);

@@ -150,7 +150,7 @@ public final class EmbeddedServer implements AutoCloseable {
             existing = children.filter(p -> Files.exists(p.resolve("target.properties"))).sorted().toList();
         }
         long capacity = config.get(Settings.TARGET_CAPACITY);
-        int directWriteBuffers = ChunkStore.directWriteBuffers(config);
+        ChunkStore.DirectIo directIo = ChunkStore.DirectIo.of(config);
         List<ChunkStore> targets = new ArrayList<>();
         if (existing.isEmpty()) {
             int count = config.get(Settings.SERVER_TARGETS);
@@ -158,11 +158,11 @@ public final class EmbeddedServer implements AutoCloseable {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "server.targets must be 1..256");
             }
             for (int id = 1; id <= count; id++) {
-                targets.add(ChunkStore.open(targetsDirectory.resolve("t" + id), id, capacity, directWriteBuffers));
+                targets.add(ChunkStore.open(targetsDirectory.resolve("t" + id), id, capacity, directIo));
             }
         } else {
             for (Path path : existing) {
-                targets.add(ChunkStore.open(path, -1, capacity, directWriteBuffers));
+                targets.add(ChunkStore.open(path, -1, capacity, directIo));
             }
         }
         return targets;

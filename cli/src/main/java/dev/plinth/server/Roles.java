@@ -152,7 +152,7 @@ public final class Roles {
 
     private static List<ChunkStore> openTargets(List<Path> directories, List<Integer> indexes, MgmtClient mgmt, Config config) {
         long capacity = config.get(Settings.TARGET_CAPACITY);
-        int directWriteBuffers = ChunkStore.directWriteBuffers(config);
+        ChunkStore.DirectIo directIo = ChunkStore.DirectIo.of(config);
         List<ChunkStore> targets = new ArrayList<>();
         int nextIndex = 0;
         try {
@@ -164,7 +164,7 @@ public final class Roles {
                                     .ids().getFirst();
                     LOG.info("formatting {} as target {}", directory, id);
                 }
-                targets.add(ChunkStore.open(directory, id, capacity, directWriteBuffers));
+                targets.add(ChunkStore.open(directory, id, capacity, directIo));
             }
             return targets;
         } catch (RuntimeException e) {

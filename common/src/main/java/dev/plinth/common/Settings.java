@@ -56,6 +56,9 @@ public final class Settings {
     public static final Setting<Boolean> STORAGE_DIRECT_WRITES = Setting.ofBoolean("storage.direct-writes", true,
             "Write the block-aligned part of chunk writes with O_DIRECT instead of through the page cache, whose copy costs "
                     + "about a core per 500 MB/s; falls back to buffered writes where the file system refuses O_DIRECT.");
+    public static final Setting<Boolean> STORAGE_DIRECT_READS = Setting.ofBoolean("storage.direct-reads", true,
+            "Read chunk ranges of 256 KiB or more that are not all in the page cache with O_DIRECT, into the target's own "
+                    + "buffers, instead of filling the cache first; cached ranges and shorter reads still come from the page cache.");
     public static final Setting<Integer> STORAGE_IO_THREADS = Setting.ofInt("storage.io-threads", 8, "threads",
             "Platform threads doing chunk file I/O per process (blocking I/O must not pin virtual threads' carriers).");
 

@@ -11,6 +11,7 @@ import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.messages.StorageMessages.ChunkEntry;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
+import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -53,6 +54,8 @@ public final class ChunkStore implements AutoCloseable {
     private final long configuredCapacityBytes;
     /** Null where direct writes are off or the file system refuses them. */
     private final DirectWriter directWriter;
+    /** Null where direct reads are off or the file system refuses them. */
+    private final DirectReader directReader;
     /**
      * The file system under the target, found once: {@code Files.getFileStore} reads the mount
      * table on every call, and free space is asked for on every write that grows a chunk.
@@ -64,31 +67,39 @@ public final class ChunkStore implements AutoCloseable {
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
     public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
 
-    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, int directWriteBuffers) throws IOException {
+    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, DirectIo directIo) throws IOException {
         this.targetId = targetId;
         this.root = root;
         this.chunksRoot = root.resolve("chunks");
         this.configuredCapacityBytes = configuredCapacityBytes;
-        this.directWriter = directWriteBuffers > 0 ? DirectWriter.probe(root, directWriteBuffers) : null;
+        int alignment = directIo.writeBuffers() > 0 || directIo.reads() ? DirectWriter.probeAlignment(root) : 0;
+        this.directWriter = alignment > 0 && directIo.writeBuffers() > 0 ? new DirectWriter(alignment, directIo.writeBuffers()) : null;
+        this.directReader = alignment > 0 && directIo.reads() ? new DirectReader(alignment) : null;
         this.fileStore = Files.getFileStore(root);
     }
 
-    /** {@link #open(Path, int, long, int)} with direct writes as the settings default them. */
-    public static ChunkStore open(Path root, int targetId, long capacityBytes) {
-        return open(root, targetId, capacityBytes, directWriteBuffers(Config.defaults()));
-    }
-
-    /** How many writes at once may go past the page cache, per {@link Settings#STORAGE_DIRECT_WRITES}: one per I/O thread, or none. */
-    public static int directWriteBuffers(Config config) {
-        return config.get(Settings.STORAGE_DIRECT_WRITES) ? config.get(Settings.STORAGE_IO_THREADS) : 0;
-    }
-
     /**
-     * Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that
-     * target. Up to {@code directWriteBuffers} writes at once (0: none) write their aligned data
-     * with O_DIRECT where the file system allows ({@link DirectWriter}).
+     * Which chunk I/O may go past the page cache (O_DIRECT, where the file system allows):
+     * up to {@code writeBuffers} writes at once ({@link DirectWriter}; 0: none), and long reads
+     * of uncached ranges ({@link DirectReader}).
      */
-    public static ChunkStore open(Path root, int targetId, long capacityBytes, int directWriteBuffers) {
+    public record DirectIo(int writeBuffers, boolean reads) {
+        public static final DirectIo NONE = new DirectIo(0, false);
+
+        /** Per {@link Settings#STORAGE_DIRECT_WRITES} (one write buffer per I/O thread) and {@link Settings#STORAGE_DIRECT_READS}. */
+        public static DirectIo of(Config config) {
+            return new DirectIo(config.get(Settings.STORAGE_DIRECT_WRITES) ? config.get(Settings.STORAGE_IO_THREADS) : 0,
+                    config.get(Settings.STORAGE_DIRECT_READS));
+        }
+    }
+
+    /** {@link #open(Path, int, long, DirectIo)} with direct I/O as the settings default it. */
+    public static ChunkStore open(Path root, int targetId, long capacityBytes) {
+        return open(root, targetId, capacityBytes, DirectIo.of(Config.defaults()));
+    }
+
+    /** Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that target. */
+    public static ChunkStore open(Path root, int targetId, long capacityBytes, DirectIo directIo) {
         requireNonNull(root, "root is null");
         try {
             Files.createDirectories(root);
@@ -120,7 +131,7 @@ public final class ChunkStore implements AutoCloseable {
                 }
                 Files.move(temporary, properties, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
-            ChunkStore store = new ChunkStore(targetId, root, capacityBytes, directWriteBuffers);
+            ChunkStore store = new ChunkStore(targetId, root, capacityBytes, directIo);
             Files.createDirectories(store.chunksRoot);
             store.usedBytes.set(store.scanUsedBytes());
             return store;
@@ -149,6 +160,11 @@ public final class ChunkStore implements AutoCloseable {
     /** Bytes this target wrote past the page cache (O_DIRECT) since it was opened. */
     long directBytesWritten() {
         return directWriter == null ? 0 : directWriter.bytesWritten();
+    }
+
+    /** Bytes this target read past the page cache (O_DIRECT) since it was opened. */
+    long directBytesRead() {
+        return directReader == null ? 0 : directReader.bytesRead();
     }
 
     public long usedBytes() {
@@ -741,6 +757,22 @@ public final class ChunkStore implements AutoCloseable {
                     file.crcs(firstBlock, blocks));
         });
         return result != null ? result : new ReadResult(path, offset, 0, 0, 0, new int[0]);
+    }
+
+    /**
+     * The bytes of {@code read} (a {@link #read} answer) read past the page cache into a buffer the
+     * caller releases, or null where they are better read through it: direct reads off, a short
+     * read, or a range all in the cache ({@link DirectReader}).
+     */
+    public ByteBuf readIfUncached(ReadResult read) {
+        if (directReader == null || read.byteCount() == 0) {
+            return null;
+        }
+        try {
+            return directReader.readIfUncached(read.file(), read.alignedOffset(), read.byteCount());
+        } catch (IOException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
+        }
     }
 
     /** Cuts stripe object {@code objectIndex} of a file to {@code objectLength} bytes. */

@@ -44,30 +44,30 @@ final class DirectWriter {
     private final LongAdder bytesWritten = new LongAdder();
     private final AtomicBoolean openFailureLogged = new AtomicBoolean();
 
-    private DirectWriter(int alignment, int buffersMax) {
+    DirectWriter(int alignment, int buffersMax) {
         this.alignment = alignment;
         this.buffers = new AlignedBufferPool(BUFFER_BYTES, alignment, buffersMax);
     }
 
     /**
-     * A writer for chunk files under {@code directory}, or null where its file system refuses
-     * O_DIRECT (tmpfs on older kernels, some FUSE file systems): tried once, with a probe file.
+     * The alignment O_DIRECT needs for files under {@code directory} (its file system's block
+     * size), or 0 where that file system refuses O_DIRECT (tmpfs on older kernels, some FUSE file
+     * systems): tried once, with a probe file. Direct reads ({@link DirectReader}) need the same.
      */
-    static DirectWriter probe(Path directory, int buffersMax) {
+    static int probeAlignment(Path directory) {
         Path probe = directory.resolve(".direct-probe");
         try {
             int alignment = Math.toIntExact(Files.getFileStore(directory).getBlockSize());
             if (alignment <= 0 || Integer.bitCount(alignment) != 1 || alignment > BUFFER_BYTES) {
-                return null;
+                return 0;
             }
-            DirectWriter writer = new DirectWriter(alignment, buffersMax);
             try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
                 channel.write(AlignedBufferPool.allocate(alignment, alignment), 0);
             }
-            return writer;
+            return alignment;
         } catch (IOException | UnsupportedOperationException | ArithmeticException e) {
-            LOG.info("{}: the file system refuses O_DIRECT ({}); chunk writes go through the page cache", directory, e.toString());
-            return null;
+            LOG.info("{}: the file system refuses O_DIRECT ({}); chunk I/O goes through the page cache", directory, e.toString());
+            return 0;
         } finally {
             try {
                 Files.deleteIfExists(probe);

@@ -180,6 +180,10 @@ public final class StorageService implements AutoCloseable {
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
                 }
+                io.netty.buffer.ByteBuf uncached = target(request.targetId()).readIfUncached(read);
+                if (uncached != null) {
+                    return Reply.withData(result, uncached); // read past the page cache: cheaper than filling it (DirectReader)
+                }
                 if (!context.fileRegions()) {
                     return Reply.withData(result, readIntoBuffer(read));
                 }

@@ -41,8 +41,15 @@ class ChunkStoreTest {
             return out;
         }
         ByteBuffer bytes = ByteBuffer.allocate(result.byteCount());
-        try (FileChannel channel = FileChannel.open(result.file())) {
-            channel.read(bytes, result.alignedOffset());
+        io.netty.buffer.ByteBuf uncached = store.readIfUncached(result); // what the target sends when it reads past the cache
+        if (uncached != null) {
+            assertThat(uncached.readableBytes()).isEqualTo(result.byteCount());
+            uncached.readBytes(bytes);
+            uncached.release();
+        } else {
+            try (FileChannel channel = FileChannel.open(result.file())) {
+                channel.read(bytes, result.alignedOffset());
+            }
         }
         bytes.flip();
         int block = Crc32cBlocks.BLOCK_BYTES;
@@ -58,16 +65,16 @@ class ChunkStoreTest {
         return out;
     }
 
-    @ParameterizedTest(name = "direct writes {0}")
+    @ParameterizedTest(name = "direct I/O {0}")
     @ValueSource(booleans = {true, false})
-    void randomWritesMatchModelAndSurviveReopen(boolean directWrites) throws IOException {
+    void randomWritesMatchModelAndSurviveReopen(boolean directIo) throws IOException {
         long seed = System.nanoTime();
         Random random = new Random(seed);
         ChunkId chunk = new ChunkId(77, 0, 3);
         int chunkBytes = 3 << 20;
         byte[] model = new byte[chunkBytes];
         int modelLength = 0;
-        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0, directWrites ? 2 : 0);
+        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
         for (int round = 0; round < 300; round++) {
             // half the writes block-aligned (the ones a target writes directly), some over 1 MiB (several direct pieces)
             boolean aligned = random.nextBoolean();
@@ -96,17 +103,47 @@ class ChunkStoreTest {
                     .isEqualTo(Arrays.copyOfRange(model, readOffset, readOffset + readLength));
         }
         store.verify(chunk);
-        if (directWrites) {
+        if (directIo) {
             assertThat(store.directBytesWritten()).as("bytes written with O_DIRECT (the temp dir's file system takes it)").isPositive();
+            assertThat(store.directBytesRead()).as("bytes read with O_DIRECT").isPositive();
         } else {
             assertThat(store.directBytesWritten()).isZero();
+            assertThat(store.directBytesRead()).isZero();
         }
         store.close();
-        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0, directWrites ? 2 : 0);
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
         assertThat(reopened.targetId()).isEqualTo(1);
         assertThat(read(reopened, chunk, 0, modelLength)).isEqualTo(Arrays.copyOf(model, modelLength));
         assertThat(reopened.usedBytes()).isEqualTo(modelLength);
         reopened.close();
+    }
+
+    @Test
+    void longReadsOfUncachedRangesGoPastThePageCache() throws IOException {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0, new ChunkStore.DirectIo(2, true));
+        ChunkId chunk = new ChunkId(5, 0, 0);
+        int length = (1 << 20) + 1000; // the tail is not a whole file-system block: it ends where the file ends
+        byte[] bytes = new byte[length];
+        new Random(7).nextBytes(bytes);
+        ByteBuffer aligned = ByteBuffer.allocateDirect(length + 8192).alignedSlice(4096);
+        aligned.put(bytes).flip();
+        store.write(chunk, 0, aligned, crcs(bytes, 0)); // written past the cache, so nothing of it is cached
+
+        ChunkStore.ReadResult whole = store.read(chunk, 0, length);
+        io.netty.buffer.ByteBuf direct = store.readIfUncached(whole);
+        assertThat(direct).as("an uncached long range is read with O_DIRECT").isNotNull();
+        byte[] got = new byte[direct.readableBytes()];
+        direct.readBytes(got);
+        direct.release();
+        assertThat(got).isEqualTo(bytes);
+        assertThat(store.directBytesRead()).isEqualTo(length);
+
+        assertThat(store.readIfUncached(store.read(chunk, 0, DirectReader.READ_BYTES_MIN / 2)))
+                .as("a short read goes through the page cache").isNull();
+        Files.readAllBytes(whole.file()); // now all of it is in the page cache
+        assertThat(store.readIfUncached(whole)).as("a cached range is left to the cache (sendfile)").isNull();
+        assertThat(store.directBytesRead()).isEqualTo(length);
+        store.close();
     }
 
     @Test
