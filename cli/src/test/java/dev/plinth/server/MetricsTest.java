@@ -86,6 +86,17 @@ class MetricsTest {
         return 0;
     }
 
+    /** The sum of a per-target byte counter's series in one direction. */
+    private static double sumOverTargets(String metrics, String name, String direction) {
+        double sum = 0;
+        Matcher matcher = Pattern.compile("^" + name + "\\{direction=\"" + direction + "\",target=\"\\d+\"} (\\S+)$", Pattern.MULTILINE)
+                .matcher(metrics);
+        while (matcher.find()) {
+            sum += Double.parseDouble(matcher.group(1));
+        }
+        return sum;
+    }
+
     private void workload(int megabytes) {
         byte[] block = new byte[1 << 20];
         try (PlinthFile file = plinth.create("/metrics-" + System.nanoTime(), 0644, true, null)) {
@@ -113,13 +124,9 @@ class MetricsTest {
         Path file = Files.writeString(directory.resolve("metrics.txt"), metrics);
         TestProcesses.run(List.of("/bin/sh", "-c", "/usr/bin/promtool check metrics < " + file), Duration.ofSeconds(30));
 
-        double written = 0;
-        Matcher matcher = Pattern.compile("^plinth_target_io_bytes_total\\{direction=\"write\",target=\"\\d+\"} (\\S+)$", Pattern.MULTILINE)
-                .matcher(metrics);
-        while (matcher.find()) {
-            written += Double.parseDouble(matcher.group(1));
-        }
-        assertThat(written).isGreaterThanOrEqualTo(2 << 20);
+        assertThat(sumOverTargets(metrics, "plinth_target_io_bytes_total", "write")).isGreaterThanOrEqualTo(2 << 20);
+        assertThat(sumOverTargets(metrics, "plinth_target_direct_io_bytes_total", "write"))
+                .as("the aligned megabytes went past the page cache (the temp dir's file system takes O_DIRECT)").isPositive();
         assertThat(value(metrics, "plinth_rpc_server_requests_total{code=\"OK\",message=\"WriteChunk\"}")).isPositive();
         assertThat(value(metrics, "plinth_rpc_server_request_duration_seconds_count{message=\"Create\"}")).isPositive();
         assertThat(value(metrics, "plinth_s3_requests_total{operation=\"PutObject\",status=\"200\"}")).isEqualTo(1);

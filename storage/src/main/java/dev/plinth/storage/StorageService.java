@@ -92,6 +92,12 @@ public final class StorageService implements AutoCloseable {
         GaugeWithCallback.builder().name("plinth_target_used_bytes").help("Bytes each target's chunks take.")
                 .labelNames("target").callback(callback -> targets.values().forEach(target ->
                         callback.call(target.usedBytes(), Integer.toString(target.targetId())))).register(registry);
+        io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("plinth_target_direct_io_bytes")
+                .help("Bytes of plinth_target_io_bytes that went past the page cache (O_DIRECT; see storage.direct-reads and storage.direct-writes).")
+                .labelNames("target", "direction").callback(callback -> targets.values().forEach(target -> {
+                    callback.call(target.directBytesRead(), Integer.toString(target.targetId()), "read");
+                    callback.call(target.directBytesWritten(), Integer.toString(target.targetId()), "write");
+                })).register(registry);
         GaugeWithCallback.builder().name("plinth_storage_io_queue_requests").help("Chunk requests waiting for a storage I/O thread.")
                 .callback(callback -> callback.call(ioExecutor.getQueue().size())).register(registry);
         GaugeWithCallback.builder().name("plinth_storage_remove_queue_requests").help("Removed files' chunk deletions waiting for a removal thread.")
