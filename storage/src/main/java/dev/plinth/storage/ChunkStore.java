@@ -2,6 +2,7 @@ package dev.plinth.storage;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.AlignedBufferPool;
 import dev.plinth.common.ChunkFormat;
 import dev.plinth.common.Config;
 import dev.plinth.common.Crc32cBlocks;
@@ -74,7 +75,7 @@ public final class ChunkStore implements AutoCloseable {
         this.configuredCapacityBytes = configuredCapacityBytes;
         int alignment = directIo.writeBuffers() > 0 || directIo.reads() ? DirectWriter.probeAlignment(root) : 0;
         this.directWriter = alignment > 0 && directIo.writeBuffers() > 0 ? new DirectWriter(alignment, directIo.writeBuffers()) : null;
-        this.directReader = alignment > 0 && directIo.reads() ? new DirectReader(alignment) : null;
+        this.directReader = alignment > 0 && directIo.reads() ? new DirectReader(alignment, directIo.readBuffers()) : null;
         this.fileStore = Files.getFileStore(root);
     }
 
@@ -83,10 +84,18 @@ public final class ChunkStore implements AutoCloseable {
      * up to {@code writeBuffers} writes at once ({@link DirectWriter}; 0: none), and long reads
      * of uncached ranges ({@link DirectReader}).
      */
-    public record DirectIo(int writeBuffers, boolean reads) {
+    public record DirectIo(int writeBuffers, boolean reads, AlignedBufferPool readBuffers) {
         public static final DirectIo NONE = new DirectIo(0, false);
 
-        /** Per {@link Settings#STORAGE_DIRECT_WRITES} (one write buffer per I/O thread) and {@link Settings#STORAGE_DIRECT_READS}. */
+        /** Up to {@code writeBuffers} direct writes at once, and direct reads or not, with read buffers of their own. */
+        public DirectIo(int writeBuffers, boolean reads) {
+            this(writeBuffers, reads, reads ? DirectReader.bufferPool() : null);
+        }
+
+        /**
+         * Per {@link Settings#STORAGE_DIRECT_WRITES} (one write buffer per I/O thread) and
+         * {@link Settings#STORAGE_DIRECT_READS}; the targets opened with one share its read buffers.
+         */
         public static DirectIo of(Config config) {
             return new DirectIo(config.get(Settings.STORAGE_DIRECT_WRITES) ? config.get(Settings.STORAGE_IO_THREADS) : 0,
                     config.get(Settings.STORAGE_DIRECT_READS));
