@@ -57,6 +57,8 @@ public final class ChunkStore implements AutoCloseable {
     private final DirectWriter directWriter;
     /** Null where direct reads are off or the file system refuses them. */
     private final DirectReader directReader;
+    /** Where reads into buffers land ({@link ReadBuffers}); shared with the process's other targets. */
+    private final AlignedBufferPool readBuffers;
     /**
      * The file system under the target, found once: {@code Files.getFileStore} reads the mount
      * table on every call, and free space is asked for on every write that grows a chunk.
@@ -76,20 +78,22 @@ public final class ChunkStore implements AutoCloseable {
         int alignment = directIo.writeBuffers() > 0 || directIo.reads() ? DirectWriter.probeAlignment(root) : 0;
         this.directWriter = alignment > 0 && directIo.writeBuffers() > 0 ? new DirectWriter(alignment, directIo.writeBuffers()) : null;
         this.directReader = alignment > 0 && directIo.reads() ? new DirectReader(alignment, directIo.readBuffers()) : null;
+        this.readBuffers = directIo.readBuffers();
         this.fileStore = Files.getFileStore(root);
     }
 
     /**
      * Which chunk I/O may go past the page cache (O_DIRECT, where the file system allows):
      * up to {@code writeBuffers} writes at once ({@link DirectWriter}; 0: none), and long reads
-     * of uncached ranges ({@link DirectReader}).
+     * of uncached ranges ({@link DirectReader}); and the buffers reads land in ({@link ReadBuffers}),
+     * shared by the targets opened with one DirectIo.
      */
     public record DirectIo(int writeBuffers, boolean reads, AlignedBufferPool readBuffers) {
         public static final DirectIo NONE = new DirectIo(0, false);
 
-        /** Up to {@code writeBuffers} direct writes at once, and direct reads or not, with read buffers of their own. */
+        /** With read buffers of its own. */
         public DirectIo(int writeBuffers, boolean reads) {
-            this(writeBuffers, reads, reads ? DirectReader.bufferPool() : null);
+            this(writeBuffers, reads, ReadBuffers.pool());
         }
 
         /**
@@ -781,6 +785,22 @@ public final class ChunkStore implements AutoCloseable {
             return directReader.readIfUncached(read.file(), read.alignedOffset(), read.byteCount());
         } catch (IOException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The bytes of {@code read} (a {@link #read} answer) through the page cache, in a buffer the caller releases. */
+    public ByteBuf readThroughCache(ReadResult read) {
+        int count = read.byteCount();
+        ByteBuf buffer = ReadBuffers.allocate(readBuffers, count, 1);
+        try (FileChannel channel = FileChannel.open(read.file(), StandardOpenOption.READ)) {
+            ChunkFormat.readFully(channel, buffer.nioBuffer(buffer.writerIndex(), count), read.alignedOffset());
+            return buffer.writerIndex(buffer.writerIndex() + count);
+        } catch (IOException e) {
+            buffer.release();
+            throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            buffer.release();
+            throw e;
         }
     }
 

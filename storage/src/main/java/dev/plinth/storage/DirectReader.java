@@ -3,13 +3,9 @@ package dev.plinth.storage;
 import com.sun.nio.file.ExtendedOpenOption;
 import dev.plinth.common.AlignedBufferPool;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.UnpooledByteBufAllocator;
-import io.netty.buffer.UnpooledDirectByteBuf;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -36,36 +32,21 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>O_DIRECT wants the position, the length and the buffer's address aligned to the file
  * system's block size; a read's offset is a CRC block boundary (64 KiB), its length is rounded
- * up (a read past the end of the file stops there), and the buffers are aligned ({@link #bufferPool}).
+ * up (a read past the end of the file stops there), and the buffers are aligned ({@link ReadBuffers}).
  * Thread-safe.
  */
 final class DirectReader {
     /** Reads shorter than this go through the page cache. */
     static final int READ_BYTES_MIN = 256 << 10;
-    /** The read buffers' size and alignment (a multiple of every usual file-system block size). */
-    static final int BUFFER_BYTES = 1 << 20;
-    static final int BUFFER_ALIGNMENT = 4096;
-    /** Read buffers one process keeps, made as needed: reads beyond them take buffers from Netty's pool. */
-    static final int BUFFERS_MAX = 64;
 
     private final int alignment;
     private final AlignedBufferPool buffers;
     private final LongAdder bytesRead = new LongAdder();
 
-    /** {@code buffers}: made by {@link #bufferPool()}, shared by the targets of one process. */
+    /** {@code buffers} (null for none): made by {@link ReadBuffers#pool()}, shared by the targets of one process. */
     DirectReader(int alignment, AlignedBufferPool buffers) {
         this.alignment = alignment;
-        this.buffers = BUFFER_ALIGNMENT % alignment == 0 ? buffers : null;
-    }
-
-    /**
-     * Buffers for direct reads. Why not Netty's pool: a 1 MiB buffer is a quarter of one of its
-     * chunks, chunks emptied by the readers' releases were freed and made again, and each new
-     * chunk is zeroed (`ByteBuffer.allocateDirect`): a third of the storage threads' CPU in a
-     * cold read, more than the reads themselves.
-     */
-    static AlignedBufferPool bufferPool() {
-        return new AlignedBufferPool(BUFFER_BYTES, BUFFER_ALIGNMENT, BUFFERS_MAX);
+        this.buffers = buffers;
     }
 
     /**
@@ -82,7 +63,7 @@ final class DirectReader {
                 return null;
             }
             int rounded = (length + alignment - 1) & -alignment;
-            ByteBuf buffer = allocate(rounded);
+            ByteBuf buffer = ReadBuffers.allocate(buffers, rounded, alignment);
             try {
                 ByteBuffer target = buffer.nioBuffer(buffer.readerIndex(), rounded);
                 while (target.position() < length) {
@@ -98,35 +79,6 @@ final class DirectReader {
                 buffer.release();
                 throw e;
             }
-        }
-    }
-
-    /** An empty buffer whose readable part may grow to {@code bytes} from an aligned address. */
-    private ByteBuf allocate(int bytes) {
-        ByteBuffer pooled = bytes <= BUFFER_BYTES && buffers != null ? buffers.take() : null;
-        if (pooled != null) {
-            return new PoolBuffer(buffers, pooled).setIndex(0, 0);
-        }
-        ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(bytes + alignment);
-        int start = (int) (-MemorySegment.ofBuffer(whole.nioBuffer(0, bytes + alignment)).address() & (alignment - 1));
-        return whole.setIndex(start, start);
-    }
-
-    /** A pooled read buffer as a ByteBuf: released, it goes back to the pool. */
-    private static final class PoolBuffer extends UnpooledDirectByteBuf {
-        private final AlignedBufferPool pool;
-        private final ByteBuffer memory;
-
-        PoolBuffer(AlignedBufferPool pool, ByteBuffer memory) {
-            super(UnpooledByteBufAllocator.DEFAULT, memory, memory.capacity());
-            this.pool = pool;
-            this.memory = memory;
-        }
-
-        @Override
-        protected void deallocate() {
-            super.deallocate();
-            pool.giveBack(memory);
         }
     }
 

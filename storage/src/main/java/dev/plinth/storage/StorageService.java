@@ -120,29 +120,6 @@ public final class StorageService implements AutoCloseable {
         return new ArrayList<>(targets.values());
     }
 
-    /** The bytes of a read in a buffer, for callers that cannot take a FileRegion (in-JVM channels). */
-    private static io.netty.buffer.ByteBuf readIntoBuffer(ChunkStore.ReadResult read) {
-        int count = (int) read.byteCount();
-        io.netty.buffer.ByteBuf buffer = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(count);
-        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(read.file(), java.nio.file.StandardOpenOption.READ)) {
-            long position = read.alignedOffset();
-            while (buffer.writableBytes() > 0) {
-                int n = buffer.writeBytes(channel, position, buffer.writableBytes());
-                if (n < 0) {
-                    throw new java.io.EOFException("chunk file shorter than its metadata says: " + read.file());
-                }
-                position += n;
-            }
-            return buffer;
-        } catch (java.io.IOException e) {
-            buffer.release();
-            throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            buffer.release();
-            throw e;
-        }
-    }
-
     public List<TargetUsage> usage() {
         return targets.values().stream().map(this::usageOf).toList();
     }
@@ -186,12 +163,13 @@ public final class StorageService implements AutoCloseable {
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
                 }
-                io.netty.buffer.ByteBuf uncached = target(request.targetId()).readIfUncached(read);
+                ChunkStore target = target(request.targetId());
+                io.netty.buffer.ByteBuf uncached = target.readIfUncached(read);
                 if (uncached != null) {
                     return Reply.withData(result, uncached); // read past the page cache: cheaper than filling it (DirectReader)
                 }
                 if (!context.fileRegions()) {
-                    return Reply.withData(result, readIntoBuffer(read));
+                    return Reply.withData(result, target.readThroughCache(read)); // in-JVM channels carry no file regions
                 }
                 return Reply.withFile(result, new DefaultFileRegion(read.file().toFile(), read.alignedOffset(), read.byteCount()));
             }, null);

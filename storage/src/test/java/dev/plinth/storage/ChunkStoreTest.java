@@ -139,17 +139,17 @@ class ChunkStoreTest {
         assertThat(got).isEqualTo(bytes);
         // a read that fits one of the readers' own buffers; released, the buffer is used again
         for (int round = 0; round < 2; round++) {
-            io.netty.buffer.ByteBuf first = store.readIfUncached(store.read(chunk, 0, DirectReader.BUFFER_BYTES));
-            assertThat(ByteBufUtil.getBytes(first)).isEqualTo(Arrays.copyOf(bytes, DirectReader.BUFFER_BYTES));
+            io.netty.buffer.ByteBuf first = store.readIfUncached(store.read(chunk, 0, ReadBuffers.BUFFER_BYTES));
+            assertThat(ByteBufUtil.getBytes(first)).isEqualTo(Arrays.copyOf(bytes, ReadBuffers.BUFFER_BYTES));
             first.release();
         }
-        assertThat(store.directBytesRead()).isEqualTo(length + 2L * DirectReader.BUFFER_BYTES);
+        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.BUFFER_BYTES);
 
         assertThat(store.readIfUncached(store.read(chunk, 0, DirectReader.READ_BYTES_MIN / 2)))
                 .as("a short read goes through the page cache").isNull();
         Files.readAllBytes(whole.file()); // now all of it is in the page cache
         assertThat(store.readIfUncached(whole)).as("a cached range is left to the cache (sendfile)").isNull();
-        assertThat(store.directBytesRead()).isEqualTo(length + 2L * DirectReader.BUFFER_BYTES);
+        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.BUFFER_BYTES);
         store.close();
     }
 
