@@ -774,18 +774,12 @@ public final class ChunkStore implements AutoCloseable {
 
     /**
      * The bytes of {@code read} (a {@link #read} answer) read past the page cache into a buffer the
-     * caller releases, or null where they are better read through it: direct reads off, a short
-     * read, or a range all in the cache ({@link DirectReader}).
+     * caller releases, or null where they are to be read through it: direct reads off, a short
+     * read, a range all in the cache, a direct read that failed ({@link DirectReader}).
      */
     public ByteBuf readIfUncached(ReadResult read) {
-        if (directReader == null || read.byteCount() == 0) {
-            return null;
-        }
-        try {
-            return directReader.readIfUncached(read.file(), read.alignedOffset(), read.byteCount());
-        } catch (IOException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "reading " + read.file() + ": " + e.getMessage(), e);
-        }
+        return directReader == null || read.byteCount() == 0 ? null
+                : directReader.readIfUncached(read.file(), read.alignedOffset(), read.byteCount());
     }
 
     /** The bytes of {@code read} (a {@link #read} answer) through the page cache, in a buffer the caller releases. */

@@ -10,7 +10,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads chunk ranges that are not in the page cache with O_DIRECT, into a pooled buffer.
@@ -36,12 +39,15 @@ import java.util.concurrent.atomic.LongAdder;
  * Thread-safe.
  */
 final class DirectReader {
+    private static final Logger LOG = LoggerFactory.getLogger(DirectReader.class);
+
     /** Reads shorter than this go through the page cache. */
     static final int READ_BYTES_MIN = 256 << 10;
 
     private final int alignment;
     private final AlignedBufferPool buffers;
     private final LongAdder bytesRead = new LongAdder();
+    private final AtomicBoolean failureLogged = new AtomicBoolean();
 
     /** {@code buffers} (null for none): made by {@link ReadBuffers#pool()}, shared by the targets of one process. */
     DirectReader(int alignment, AlignedBufferPool buffers) {
@@ -51,10 +57,12 @@ final class DirectReader {
 
     /**
      * The {@code length} bytes of {@code file} at {@code offset} (aligned, and all within the file)
-     * read past the page cache into a buffer the caller releases, or null where the read is short
-     * or the range is all in the page cache: the caller reads those through the cache.
+     * read past the page cache into a buffer the caller releases, or null where the caller should
+     * read them through the cache: a short read, a range all in the cache, or a direct read that
+     * failed (a file that refuses O_DIRECT, one shorter than its metadata): the cached read then
+     * reports what is wrong the way it always has, and the first such failure is logged.
      */
-    ByteBuf readIfUncached(Path file, long offset, int length) throws IOException {
+    ByteBuf readIfUncached(Path file, long offset, int length) {
         if (length < READ_BYTES_MIN || (offset & (alignment - 1)) != 0) {
             return null;
         }
@@ -67,9 +75,8 @@ final class DirectReader {
             try {
                 ByteBuffer target = buffer.nioBuffer(buffer.readerIndex(), rounded);
                 while (target.position() < length) {
-                    int read = channel.read(target, offset + target.position());
-                    if (read <= 0) {
-                        throw new EOFException("chunk file " + file + " is shorter than its metadata says");
+                    if (channel.read(target, offset + target.position()) <= 0) {
+                        throw new EOFException("it is shorter than its metadata says");
                     }
                 }
                 buffer.writerIndex(buffer.readerIndex() + length);
@@ -79,6 +86,11 @@ final class DirectReader {
                 buffer.release();
                 throw e;
             }
+        } catch (IOException | UnsupportedOperationException e) {
+            if (failureLogged.compareAndSet(false, true)) {
+                LOG.warn("direct read of {} failed ({}); such reads go through the page cache", file, e.toString());
+            }
+            return null;
         }
     }
 

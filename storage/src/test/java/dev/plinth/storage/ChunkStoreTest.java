@@ -150,6 +150,14 @@ class ChunkStoreTest {
         Files.readAllBytes(whole.file()); // now all of it is in the page cache
         assertThat(store.readIfUncached(whole)).as("a cached range is left to the cache (sendfile)").isNull();
         assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.BUFFER_BYTES);
+
+        // damage behind the target's back: the direct read gives up, and the cached read reports it
+        try (RandomAccessFile data = new RandomAccessFile(whole.file().toFile(), "rw")) {
+            data.setLength(length / 2);
+        }
+        assertThat(store.readIfUncached(whole)).isNull();
+        assertThatThrownBy(() -> store.readThroughCache(whole)).isInstanceOfSatisfying(PlinthException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
         store.close();
     }
 
