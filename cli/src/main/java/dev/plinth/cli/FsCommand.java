@@ -161,7 +161,7 @@ final class FsCommand {
         }
     }
 
-    @Command(name = "get", mixinStandardHelpOptions = true, description = "Copy a file from the cluster to a local file.")
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "Copy a file from the cluster to a local file (or - for stdout).")
     static final class Get implements Callable<Integer> {
         @Mixin
         ClientMixin client;
@@ -175,6 +175,10 @@ final class FsCommand {
         @Override
         public Integer call() throws IOException {
             try (PlinthClient plinth = client.connect(); PlinthFile file = plinth.open(path, false)) {
+                if (local.toString().equals("-")) {
+                    toStdout(file); // as put reads - as stdin (it had made a file named "-")
+                    return 0;
+                }
                 Path target = Files.isDirectory(local) ? local.resolve(Path.of(path).getFileName().toString()) : local;
                 try (FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                         StandardOpenOption.TRUNCATE_EXISTING);
@@ -202,12 +206,16 @@ final class FsCommand {
         @Override
         public Integer call() throws IOException {
             try (PlinthClient plinth = client.connect(); PlinthFile file = plinth.open(path, false)) {
-                OutputStream out = System.out;
-                copy(file, buffer -> out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining()));
-                out.flush();
+                toStdout(file);
             }
             return 0;
         }
+    }
+
+    private static void toStdout(PlinthFile file) throws IOException {
+        OutputStream out = System.out;
+        copy(file, buffer -> out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining()));
+        out.flush();
     }
 
     interface Sink {

@@ -81,6 +81,11 @@ class CliTest {
         Path back = directory.resolve("back.bin");
         assertThat(plinth("fs", "get", "/datasets/imagenet/local.bin", back.toString()).exitCode()).isZero();
         assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        String text = "line of text\n".repeat(5_000);
+        Files.writeString(directory.resolve("text.txt"), text);
+        assertThat(plinth("fs", "put", directory.resolve("text.txt").toString(), "/datasets/text.txt").exitCode()).isZero();
+        assertThat(plinth("fs", "get", "/datasets/text.txt", "-").out()).as("- is stdout, as for put it is stdin").isEqualTo(text);
+        assertThat(Path.of("-")).doesNotExist();
         assertThat(plinth("fs", "mv", "/datasets/imagenet/local.bin", "/datasets/renamed.bin").exitCode()).isZero();
         assertThat(plinth("fs", "stat", "/datasets/renamed.bin").out()).contains("size: " + bytes.length);
         assertThat(plinth("fs", "rm", "/datasets/renamed.bin").exitCode()).isZero();
