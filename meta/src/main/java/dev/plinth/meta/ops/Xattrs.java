@@ -72,23 +72,25 @@ public final class Xattrs {
         return new XattrNames(names);
     }
 
-    private static void checkSettable(Namespace namespace, InodeRecord inode, String name, byte[] value) {
+    /** What makes a name and value settable, before any inode is looked at. */
+    private static void checkNameAndValue(String name, byte[] value) {
         checkName(name);
         if (value.length > Namespace.XATTR_VALUE_BYTES_MAX) {
             throw new PlinthException(ErrorCode.RESULT_TOO_LARGE, "attribute values are limited to " + Namespace.XATTR_VALUE_BYTES_MAX + " bytes");
         }
-        checkAccess(namespace, inode, name, Namespace.WRITE);
     }
 
     /** Sets an attribute of a file this change created, which has none yet; its caller settles the times. */
     static void setOnNewFile(Namespace namespace, InodeRecord inode, String name, byte[] value) {
-        checkSettable(namespace, inode, name, value);
+        checkNameAndValue(name, value);
+        checkAccess(namespace, inode, name, Namespace.WRITE);
         namespace.put(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), name), value);
     }
 
     public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
+        checkNameAndValue(request.name(), request.value());
         InodeRecord inode = namespace.inode(request.inodeId());
-        checkSettable(namespace, inode, request.name(), request.value());
+        checkAccess(namespace, inode, request.name(), Namespace.WRITE);
         byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
         boolean exists = namespace.getRaw(key) != null;
         if ((request.flags() & MetaMessages.XATTR_CREATE) != 0 && exists) {
