@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Credentials;
 import dev.plinth.common.Layout;
 import io.netty.buffer.ByteBuf;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -94,6 +96,46 @@ class ReadAheadTest {
                 }
                 assertThat(file.readBuffers(model.length, 10)).isEmpty();
             }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void manyStreamsShareTheClientsReadAheadAndGiveItBack() {
+        int unit = 1 << 20;
+        var config = MiniCluster.testConfig().with("client.readahead-bytes", Long.toString(8L * unit))
+                .with("client.readahead-total-bytes", Long.toString(10L * unit));
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client(Credentials.ROOT, config)) {
+            byte[] model = new byte[24 << 20];
+            new Random(9).nextBytes(model);
+            try (PlinthFile file = client.create("/shared", 0644, true, null)) {
+                file.write(0, ByteBuffer.wrap(model));
+            }
+            List<PlinthFile> streams = new ArrayList<>();
+            try {
+                for (int i = 0; i < 4; i++) {
+                    streams.add(client.open("/shared", false));
+                }
+                // four streams that would each fetch 8 units ahead: together they hold at most the 10 of the budget,
+                // and every one still reads what it asks for
+                for (int step = 0; step < 24; step++) {
+                    for (PlinthFile stream : streams) {
+                        ByteBuffer buffer = ByteBuffer.allocate(unit);
+                        assertThat(stream.read((long) step * unit, buffer)).isEqualTo(unit);
+                        assertThat(buffer.array()).as("unit %d", step).isEqualTo(Arrays.copyOfRange(model, step * unit, (step + 1) * unit));
+                        assertThat(client.readAheadBytesHeld()).isBetween(0L, 10L * unit);
+                    }
+                }
+            } finally {
+                streams.forEach(PlinthFile::close);
+            }
+            assertThat(client.readAheadBytesHeld()).as("closed files give their read-ahead back").isZero();
+            // one stream alone gets its whole window again
+            try (PlinthFile file = client.open("/shared", false)) {
+                file.read(0, ByteBuffer.allocate(unit));
+                assertThat(client.readAheadBytesHeld()).isEqualTo(8L * unit);
+            }
+            assertThat(client.readAheadBytesHeld()).isZero();
         }
     }
 

@@ -63,6 +63,7 @@ public final class PlinthClient implements AutoCloseable {
     private volatile ClusterMap clusterMap;
     private final JobStats jobStats;
     private final WriteBudget writeBudget;
+    private final ReadAheadBudget readAheadBudget;
     /**
      * Write-behind copies of large pieces, shared by all files: at most 16 MiB of them, kept for
      * reuse (more would be direct memory held for good; pieces beyond it use Netty's pool).
@@ -92,6 +93,8 @@ public final class PlinthClient implements AutoCloseable {
         }
         this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
         this.writeBudget = new WriteBudget(options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES),
+                io.netty.util.internal.PlatformDependent.maxDirectMemory());
+        this.readAheadBudget = new ReadAheadBudget(options.config().get(Settings.CLIENT_READAHEAD_TOTAL_BYTES),
                 io.netty.util.internal.PlatformDependent.maxDirectMemory());
         this.writeBuffers = new AlignedWriteBuffers(
                 (int) Math.min(16, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
@@ -144,6 +147,10 @@ public final class PlinthClient implements AutoCloseable {
         return writeBudget;
     }
 
+    ReadAheadBudget readAheadBudget() {
+        return readAheadBudget;
+    }
+
     /** Fails with INTERRUPTED if the current call's caller has given up. */
     static void checkCancelled() {
         if (CANCELLED.isBound() && CANCELLED.get().getAsBoolean()) {
@@ -183,6 +190,11 @@ public final class PlinthClient implements AutoCloseable {
 
     java.util.concurrent.Executor localReadExecutor() {
         return localReadExecutor;
+    }
+
+    /** Bytes of read-ahead this client holds now, all its open files together (at most {@code client.readahead-total-bytes}). */
+    public long readAheadBytesHeld() {
+        return (long) (readAheadBudget.units() - readAheadBudget.free()) * PlinthFile.READ_UNIT_BYTES;
     }
 
     /** How many chunk pieces were read directly from local target files (0 when short-circuit reads are off). */

@@ -55,7 +55,7 @@ import java.util.concurrent.TimeUnit;
  * change; reads there are one metadata query.
  */
 public final class PlinthFile implements AutoCloseable {
-    private static final int READ_UNIT_BYTES = 1 << 20;
+    static final int READ_UNIT_BYTES = 1 << 20;
     private static final int CHECKSUM_RETRIES = 3;
     /** How many read units behind the furthest read a read still counts as part of a sequential stream. */
     private static final int STREAM_SLACK_UNITS = 2;
@@ -76,7 +76,7 @@ public final class PlinthFile implements AutoCloseable {
     private int pendingTo;
     private final Object inflightLock = new Object();
     private final List<InflightWrite> inflight = new ArrayList<>();
-    private final LinkedHashMap<Long, CompletableFuture<Extent>> readUnits = new LinkedHashMap<>();
+    private final LinkedHashMap<Long, ReadUnit> readUnits = new LinkedHashMap<>();
     private volatile PlinthException writeFailure;
     private long sizeBytes;
     private long writtenEndBytes;
@@ -604,31 +604,35 @@ public final class PlinthFile implements AutoCloseable {
         long windowEnd = Math.min(lastUnit + readaheadUnits, (sizeBytes - 1) / READ_UNIT_BYTES);
         for (long unit = firstUnit; unit <= windowEnd; unit++) {
             if (!readUnits.containsKey(unit)) {
-                readUnits.put(unit, fetchUnit(unit));
+                boolean ahead = unit > lastUnit;
+                if (ahead && !client.readAheadBudget().tryTake()) {
+                    break; // the client's read-ahead is all taken (many streams at once): fetch what is asked for
+                }
+                readUnits.put(unit, new ReadUnit(fetchUnit(unit), ahead));
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
             long unitStart = unit * READ_UNIT_BYTES;
             long from = Math.max(offset, unitStart);
             long to = Math.min(end, unitStart + READ_UNIT_BYTES);
-            CompletableFuture<Extent> pending = readUnits.get(unit);
-            Extent extent = pending == null ? null : await(pending);
+            ReadUnit pending = readUnits.get(unit);
+            Extent extent = pending == null ? null : await(pending.extent());
             if (extent == null || extent.start + extent.length < to) {
                 // dropped behind the stream, or fetched when the file ended inside it and it has grown since
                 if (pending != null) {
                     release(pending);
                 }
-                pending = fetchUnit(unit);
+                pending = new ReadUnit(fetchUnit(unit), false);
                 readUnits.put(unit, pending);
-                extent = await(pending);
+                extent = await(pending.extent());
             }
             extent.deliver(from, (int) (to - from), sink);
         }
         // drop units well behind the reader (a few stay for reads that arrive out of order)
         long headUnit = Math.max(lastUnit, Math.max(0, lastReadEnd - 1) / READ_UNIT_BYTES);
-        Iterator<Map.Entry<Long, CompletableFuture<Extent>>> entries = readUnits.entrySet().iterator();
+        Iterator<Map.Entry<Long, ReadUnit>> entries = readUnits.entrySet().iterator();
         while (entries.hasNext()) {
-            Map.Entry<Long, CompletableFuture<Extent>> entry = entries.next();
+            Map.Entry<Long, ReadUnit> entry = entries.next();
             if (entry.getKey() < headUnit - STREAM_SLACK_UNITS) {
                 release(entry.getValue());
                 entries.remove();
@@ -652,17 +656,23 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     private void dropAllReadUnits() {
-        readUnits.values().forEach(PlinthFile::release);
+        readUnits.values().forEach(this::release);
         readUnits.clear();
     }
 
-    /** Releases a unit's buffers now, or when it arrives if it is still in flight. */
-    private static void release(CompletableFuture<Extent> unit) {
-        unit.whenComplete((extent, failure) -> {
+    /** A read-ahead unit being fetched or held; {@code budgeted}: it holds a unit of the client's {@link ReadAheadBudget}. */
+    private record ReadUnit(CompletableFuture<Extent> extent, boolean budgeted) {}
+
+    /** Releases a unit's buffers now, or when it arrives if it is still in flight, and gives back its budget. */
+    private void release(ReadUnit unit) {
+        unit.extent().whenComplete((extent, failure) -> {
             if (extent != null) {
                 extent.release();
             }
         });
+        if (unit.budgeted()) {
+            client.readAheadBudget().giveBack();
+        }
     }
 
     private static <T> T await(CompletableFuture<T> future) {

@@ -107,7 +107,10 @@ public final class Settings {
 
     // Client.
     public static final Setting<Long> CLIENT_READAHEAD_BYTES = Setting.ofBytes("client.readahead-bytes", 16L << 20,
-            "How far ahead of a sequential reader the client fetches.");
+            "How far ahead of a sequential reader the client fetches (per open file; see client.readahead-total-bytes).");
+    public static final Setting<Long> CLIENT_READAHEAD_TOTAL_BYTES = Setting.ofBytes("client.readahead-total-bytes", 256L << 20,
+            "Read-ahead one client holds for all its open files together; beyond it streams read what they ask for, "
+                    + "without read-ahead, until some is given back. At most a quarter of the process's direct memory.");
     public static final Setting<Long> CLIENT_WRITE_BEHIND_BYTES = Setting.ofBytes("client.write-behind-bytes", 64L << 20,
             "Bytes of acknowledged-to-the-caller writes one client may hold in flight (all its files together) before a writer waits; "
                     + "at most a quarter of the process's direct memory.");
