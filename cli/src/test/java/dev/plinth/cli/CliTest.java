@@ -95,10 +95,11 @@ class CliTest {
     @Test
     void benchPrintsEveryFigureBesideItsBaseline() throws Exception {
         Path local = Files.createDirectories(directory.resolve("bench-local"));
-        Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--local-dir", local.toString());
+        Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--rounds", "2", "--local-dir", local.toString());
         assertThat(bench.exitCode()).as(bench.err()).isZero();
         assertThat(bench.out()).contains("sequential write + fsync").contains("sequential read (warm)").contains("create")
-                .contains("stat").contains("unlink").contains("loopback TCP");
+                .contains("stat").contains("unlink").contains("loopback TCP").contains("(round 2 of 2)")
+                .contains("median of 2 rounds");
         assertThat(plinth("fs", "ls", "/.plinth-bench").out()).doesNotContain("seq.dat").doesNotContain("warm.dat");
     }
 
