@@ -1,6 +1,6 @@
 package dev.plinth.client;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Semaphore;
 
 /**
  * The read-ahead one client may hold, all its open files together, in read units
@@ -16,30 +16,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ReadAheadBudget {
     private final int units;
-    private final AtomicInteger free;
+    private final Semaphore free;
 
     /** {@code directMemoryBytes}: the process's limit, or a value <= 0 when unknown. */
     ReadAheadBudget(long configuredBytes, long directMemoryBytes) {
-        long bytes = directMemoryBytes > 0 ? Math.min(configuredBytes, directMemoryBytes / 4) : configuredBytes;
+        long bytes = WriteBudget.shareOfDirectMemory(configuredBytes, directMemoryBytes);
         this.units = (int) Math.min(Integer.MAX_VALUE, Math.max(0, bytes) / PlinthFile.READ_UNIT_BYTES);
-        this.free = new AtomicInteger(units);
+        this.free = new Semaphore(units);
     }
 
     /** Takes one unit if one is free; never waits. */
     boolean tryTake() {
-        while (true) {
-            int now = free.get();
-            if (now <= 0) {
-                return false;
-            }
-            if (free.compareAndSet(now, now - 1)) {
-                return true;
-            }
-        }
+        return free.tryAcquire();
     }
 
     void giveBack() {
-        free.incrementAndGet();
+        free.release();
     }
 
     int units() {
@@ -47,6 +39,6 @@ final class ReadAheadBudget {
     }
 
     int free() {
-        return free.get();
+        return free.availablePermits();
     }
 }
