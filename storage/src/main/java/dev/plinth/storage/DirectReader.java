@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>Ranges that are all in the page cache are left to it (sendfile to a socket costs no copy),
  * and so are short ones ({@link #READ_BYTES_MIN}), whose reads are latency-bound and may well
  * come again. Whether a range is cached is asked without touching it: a mapping that is never
- * read, checked with mincore ({@link MemorySegment#isLoaded}) and unmapped at once. The kernel
+ * read, checked with mincore ({@link java.lang.foreign.MemorySegment#isLoaded}) and unmapped at once. The kernel
  * keeps the two kinds of access coherent: a direct read first writes back dirty cached pages of
  * its range.
  *
