@@ -39,7 +39,8 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure the cluster against the local disk and loopback TCP, as ratios.",
                 "Sequential write (with fsync) and read through the native client, and small-file create/stat/unlink,",
-                "each beside the same work on the local disk (and loopback TCP) measured in the same run."})
+                "each beside the same work on the local disk (and loopback TCP) measured in the same run,",
+                "and with the CPU time this whole machine spent per GiB moved and the share it stood idle (Linux)."})
 final class BenchCommand implements Callable<Integer> {
     private static final int BLOCK_BYTES = 1 << 20;
     /** Untimed reads of the 256 MiB warm-up file before the measured read: 8 GiB, see where it is used. */
@@ -81,6 +82,23 @@ final class BenchCommand implements Callable<Integer> {
 
     record Result(String name, double local, double plinth, String unit, String baseline) {}
 
+    /** A measured phase: its rate, and what this machine's CPUs did meanwhile ({@link MachineCpu#per}, maybe ""). */
+    record Measured(double mibPerSecond, String cpu) {}
+
+    /** A phase that moves data and answers its rate in MiB/s. */
+    @FunctionalInterface
+    interface Phase {
+        double run() throws Exception;
+    }
+
+    /** Runs a phase that moves {@code bytes}, noting this machine's CPU over it. */
+    static Measured measure(long bytes, Phase phase) throws Exception {
+        MachineCpu before = MachineCpu.now();
+        long start = System.nanoTime();
+        double mibPerSecond = phase.run();
+        return new Measured(mibPerSecond, MachineCpu.per(before, MachineCpu.now(), bytes, (System.nanoTime() - start) / 1e9));
+    }
+
     /** One round of the sequential read: its bounds measured right before it, in MiB/s. */
     record ReadRound(double localRead, double loopback, double plinthRead) {
         double bound() {
@@ -117,8 +135,9 @@ final class BenchCommand implements Callable<Integer> {
             }
 
             Path localFile = local.resolve("seq.dat");
-            double localWrite = localSequentialWrite(localFile, bytes, block);
-            progress("local  sequential write+fsync  %9.1f MiB/s", localWrite);
+            Measured localWriteMeasured = measure(bytes, () -> localSequentialWrite(localFile, bytes, block));
+            double localWrite = localWriteMeasured.mibPerSecond();
+            progress("local  sequential write+fsync  %9.1f MiB/s%s", localWrite, localWriteMeasured.cpu());
 
             String remoteFile = FsCommand.join(path, "seq.dat");
             String warmFile = FsCommand.join(path, "warm.dat");
@@ -146,8 +165,9 @@ final class BenchCommand implements Callable<Integer> {
                 plinthSequentialRead(plinth, warmFile, warmBytes);
             }
             plinth.delete(warmFile);
-            double plinthWrite = plinthSequentialWrite(plinth, remoteFile, layout, bytes, block);
-            progress("plinth sequential write+fsync  %9.1f MiB/s", plinthWrite);
+            Measured plinthWriteMeasured = measure(bytes, () -> plinthSequentialWrite(plinth, remoteFile, layout, bytes, block));
+            double plinthWrite = plinthWriteMeasured.mibPerSecond();
+            progress("plinth sequential write+fsync  %9.1f MiB/s%s", plinthWrite, plinthWriteMeasured.cpu());
             if (!cachesDropped) {
                 // warm means in the page cache on both sides: the local file is there after its write, but
                 // the targets write past the page cache (design note 51), so one untimed read puts it there
@@ -162,16 +182,16 @@ final class BenchCommand implements Callable<Integer> {
                 if (cachesDropped) {
                     dropCaches();
                 }
-                double localRead = localSequentialRead(localFile, bytes);
-                progress("local  sequential read         %9.1f MiB/s%s", localRead, of);
-                double[] network = loopback();
-                progress("loopback TCP (%s)  %9.1f MiB/s%s", network[1] == 1 ? "iperf3" : "java socket", network[0], of);
+                Measured localRead = measure(bytes, () -> localSequentialRead(localFile, bytes));
+                progress("local  sequential read         %9.1f MiB/s%s%s", localRead.mibPerSecond(), of, localRead.cpu());
+                Loopback network = loopback();
+                progress("loopback TCP (%s)  %9.1f MiB/s%s%s", network.iperf3() ? "iperf3" : "java socket", network.mibPerSecond(), of, network.cpu());
                 if (cachesDropped) {
                     dropCaches();
                 }
-                double plinthRead = plinthSequentialRead(plinth, remoteFile, bytes);
-                progress("plinth sequential read         %9.1f MiB/s%s", plinthRead, of);
-                readRounds.add(new ReadRound(localRead, network[0], plinthRead));
+                Measured plinthRead = measure(bytes, () -> plinthSequentialRead(plinth, remoteFile, bytes));
+                progress("plinth sequential read         %9.1f MiB/s%s%s", plinthRead.mibPerSecond(), of, plinthRead.cpu());
+                readRounds.add(new ReadRound(localRead.mibPerSecond(), network.mibPerSecond(), plinthRead.mibPerSecond()));
             }
             Files.delete(localFile);
             readRounds.sort(java.util.Comparator.comparingDouble(ReadRound::ratio));
@@ -187,8 +207,9 @@ final class BenchCommand implements Callable<Integer> {
                     dropCaches();
                 }
                 try (PlinthClient direct = client.connect(client.config().with(dev.plinth.common.Settings.CLIENT_SHORT_CIRCUIT_READS, true))) {
-                    shortCircuitRead = plinthSequentialRead(direct, remoteFile, bytes);
-                    progress("plinth short-circuit read      %9.1f MiB/s (%d pieces read locally)", shortCircuitRead, direct.shortCircuitReads());
+                    Measured measured = measure(bytes, () -> plinthSequentialRead(direct, remoteFile, bytes));
+                    shortCircuitRead = measured.mibPerSecond();
+                    progress("plinth short-circuit read      %9.1f MiB/s (%d pieces read locally)%s", shortCircuitRead, direct.shortCircuitReads(), measured.cpu());
                 }
             }
             plinth.delete(remoteFile);
@@ -350,8 +371,11 @@ final class BenchCommand implements Callable<Integer> {
         return new double[] {count / ((created - start) / 1e9), count / ((statted - created) / 1e9), count / ((deleted - statted) / 1e9)};
     }
 
-    /** {MiB/s, 1 if iperf3 measured it else 0}: iperf3 when installed, else one Java socket for 3 s. */
-    private static double[] loopback() throws IOException, InterruptedException {
+    /** Loopback TCP as iperf3 measured it (or a Java socket), with this machine's CPU over it. */
+    record Loopback(double mibPerSecond, boolean iperf3, String cpu) {}
+
+    /** iperf3 for 3 s when it is installed, else one Java socket for 3 s. */
+    private static Loopback loopback() throws Exception {
         try {
             int port;
             try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -361,13 +385,23 @@ final class BenchCommand implements Callable<Integer> {
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             try {
                 Thread.sleep(500);
+                MachineCpu before = MachineCpu.now();
+                long start = System.nanoTime();
                 Process clientProcess = new ProcessBuilder("iperf3", "-c", "127.0.0.1", "-p", Integer.toString(port), "-t", "3", "-J")
                         .redirectErrorStream(true).start();
                 String json = new String(clientProcess.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 clientProcess.waitFor(30, TimeUnit.SECONDS);
-                Matcher received = Pattern.compile("\"sum_received\"\\s*:\\s*\\{[^}]*?\"bits_per_second\"\\s*:\\s*([0-9.eE+]+)", Pattern.DOTALL).matcher(json);
+                double seconds = (System.nanoTime() - start) / 1e9;
+                MachineCpu after = MachineCpu.now();
+                Matcher received = Pattern.compile("\"sum_received\"\\s*:\\s*\\{([^}]*)\\}", Pattern.DOTALL).matcher(json);
                 if (received.find()) {
-                    return new double[] {Double.parseDouble(received.group(1)) / 8 / BLOCK_BYTES, 1};
+                    Matcher rate = Pattern.compile("\"bits_per_second\"\\s*:\\s*([0-9.eE+]+)").matcher(received.group(1));
+                    Matcher moved = Pattern.compile("\"bytes\"\\s*:\\s*([0-9]+)").matcher(received.group(1));
+                    if (rate.find()) {
+                        // the window holds the client process's start and exit too: a few ms of 3 s
+                        String cpu = moved.find() ? MachineCpu.per(before, after, Long.parseLong(moved.group(1)), seconds) : "";
+                        return new Loopback(Double.parseDouble(rate.group(1)) / 8 / BLOCK_BYTES, true, cpu);
+                    }
                 }
             } finally {
                 server.destroy();
@@ -376,10 +410,12 @@ final class BenchCommand implements Callable<Integer> {
         } catch (IOException e) {
             // iperf3 is not installed: measure with a plain socket below
         }
-        return new double[] {javaLoopback(), 0};
+        Measured java = javaLoopback();
+        return new Loopback(java.mibPerSecond(), false, java.cpu());
     }
 
-    private static double javaLoopback() throws IOException, InterruptedException {
+    /** Sends for 3 s over one loopback socket. */
+    private static Measured javaLoopback() throws IOException, InterruptedException {
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             Thread sink = Thread.ofPlatform().start(() -> {
                 try (Socket socket = listener.accept(); InputStream in = socket.getInputStream()) {
@@ -392,6 +428,7 @@ final class BenchCommand implements Callable<Integer> {
                 }
             });
             long total = 0;
+            MachineCpu before = MachineCpu.now();
             long start = System.nanoTime();
             try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort()); OutputStream out = socket.getOutputStream()) {
                 byte[] buffer = new byte[BLOCK_BYTES];
@@ -402,7 +439,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             long nanos = System.nanoTime() - start;
             sink.join(5000);
-            return mibPerSecond(total, nanos);
+            return new Measured(mibPerSecond(total, nanos), MachineCpu.per(before, MachineCpu.now(), total, nanos / 1e9));
         }
     }
 

@@ -100,6 +100,9 @@ class CliTest {
         assertThat(bench.out()).contains("sequential write + fsync").contains("sequential read (warm)").contains("create")
                 .contains("stat").contains("unlink").contains("loopback TCP").contains("(round 2 of 2)")
                 .contains("median of 2 rounds");
+        if (MachineCpu.now() != null) {
+            assertThat(bench.out()).contains("plinth sequential read").containsPattern("this machine [0-9.]+ core-s per GiB, [0-9]+% idle");
+        }
         assertThat(plinth("fs", "ls", "/.plinth-bench").out()).doesNotContain("seq.dat").doesNotContain("warm.dat");
     }
 
