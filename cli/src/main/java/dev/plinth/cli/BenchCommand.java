@@ -33,8 +33,9 @@ import picocli.CommandLine.Option;
  * local disk (and the loopback network) measured in the same run, as ratios, since absolute
  * numbers on shared machines are noise. Page caches are dropped before cold reads when running
  * as root; otherwise the output says the reads were warm. The Plinth figures are a running
- * client's: this JVM first writes 256 MiB and reads it 32 times, untimed, so its JIT has compiled
- * the data path, as it has in a training job that has been reading for a minute.
+ * client's: this JVM writes 256 MiB 8 times before its measured write and reads it 32 times before
+ * its measured reads, untimed, so its JIT has compiled the data path, as it has in a training job
+ * that has been reading for a minute.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure the cluster against the local disk and loopback TCP, as ratios.",
@@ -157,17 +158,19 @@ final class BenchCommand implements Callable<Integer> {
                 }
                 plinthSequentialWrite(plinth, warmFile, layout, warmBytes, block);
             }
+            Measured plinthWriteMeasured = measure(bytes, () -> plinthSequentialWrite(plinth, remoteFile, layout, bytes, block));
+            double plinthWrite = plinthWriteMeasured.mibPerSecond();
+            progress("plinth sequential write+fsync  %9.1f MiB/s%s", plinthWrite, plinthWriteMeasured.cpu());
             // reads take longer: code that runs once per 1 MiB piece is compiled by C2 only after some
             // 10,000 calls, so a fresh client reads 5-10 GiB before it reaches its steady rate (cold reads
             // of 2 GiB measured 780, 1,000, 1,160, 1,250, 1,310, 1,510 MiB/s in a row); these repeats of a
-            // small file take seconds
+            // small file take seconds. They come after the measured write, right before the reads: warmed
+            // before it, the first read round took 0.06-0.44 core-s per GiB more than the later ones in five
+            // benches of seven (the write path ran in between); warmed here, it did not in two of two
             for (int i = 0; i < WARM_READS; i++) {
                 plinthSequentialRead(plinth, warmFile, warmBytes);
             }
             plinth.delete(warmFile);
-            Measured plinthWriteMeasured = measure(bytes, () -> plinthSequentialWrite(plinth, remoteFile, layout, bytes, block));
-            double plinthWrite = plinthWriteMeasured.mibPerSecond();
-            progress("plinth sequential write+fsync  %9.1f MiB/s%s", plinthWrite, plinthWriteMeasured.cpu());
             if (!cachesDropped) {
                 // warm means in the page cache on both sides: the local file is there after its write, but
                 // the targets write past the page cache (design note 51), so one untimed read puts it there
