@@ -1,7 +1,8 @@
 #!/bin/bash
 # The S3 gateway beside s3proxy (filesystem-nio2 provider) on the same disk, in one run: PUT and GET
 # of large objects (MiB/s) and small-object request rates, with the local disk (buffered write +
-# fsync, cold read) and loopback TCP (iperf3) measured in the same run, printed as ratios.
+# fsync, cold read) and loopback TCP (iperf3) measured in the same run, printed as ratios, and the CPU time
+# this whole machine spent per GiB and per small request with each server (from /proc/stat).
 # Both servers are separate JVMs with the same heap. The load generator is curl (libcurl's
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs both
 # servers as little CPU as possible on a small machine.
@@ -29,6 +30,8 @@ trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/local" "$BASE/work"
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
 now() { date +%s.%N; }
+# this machine's CPUs so far: busy ticks (user nice system irq softirq), idle ticks (idle iowait), all ticks, CPUs
+cpu_now() { awk '/^cpu /{b=$2+$3+$4+$7+$8; i=$5+$6; t=b+i+$9} /^cpu[0-9]/{n++} END{print b, i, t, n}' /proc/stat; }
 rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
 
 # ---- servers
@@ -75,9 +78,13 @@ list() { local what=$1 count=$2 prefix=$3; for i in $(seq 1 "$count"); do
     [ "$what" = put ] && echo "upload-file = \"$BASE/work/$4\""; echo "url = \"$ENDPOINT/$BUCKET/$prefix$i\""; echo "output = /dev/null"; done; }
 run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
   list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$NAME.cfg"
-  local t0 t1; t0=$(now)
+  local t0 t1 c0 c1; c0=$(cpu_now); t0=$(now)
   "${CURL[@]}" -Z --parallel-max "$5" -K "$BASE/work/$NAME.cfg" -w '%{http_code}\n' > "$BASE/work/$NAME.codes"
-  t1=$(now)
+  t1=$(now); c1=$(cpu_now)
+  # the whole machine's CPU over the run (server, curl and kernel): "name what prefix count core-seconds idle-share"
+  python3 -c "import sys; b0, i0, a0, n = map(int, sys.argv[1:5]); b1, i1, a1, _ = map(int, sys.argv[5:9]); t = max(1, a1 - a0)
+print(sys.argv[9], '%.4f' % ((b1 - b0) / t * n * (float(sys.argv[11]) - float(sys.argv[10]))), '%.3f' % ((i1 - i0) / t))" \
+    $c0 $c1 "$NAME $1 $3 $2" "$t0" "$t1" >> "$BASE/work/cpu.log"
   if grep -qv '^2' "$BASE/work/$NAME.codes"; then echo "$NAME: some requests failed: $(sort "$BASE/work/$NAME.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
   python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
 }
@@ -112,6 +119,29 @@ done
 P_SPUT=$(median "${P_SPUTS[@]}"); P_SGET=$(median "${P_SGETS[@]}"); S_SPUT=$(median "${S_SPUTS[@]}"); S_SGET=$(median "${S_SGETS[@]}")
 echo "plinth  PUT ${SIZE_MIB}MiB $P_PUT MiB/s, GET $P_GET MiB/s; PUT ${SMALL_BYTES}B ${P_SPUTS[*]} req/s, GET ${P_SGETS[*]} req/s" >&2
 echo "s3proxy PUT ${SIZE_MIB}MiB $S_PUT MiB/s, GET $S_GET MiB/s; PUT ${SMALL_BYTES}B ${S_SPUTS[*]} req/s, GET ${S_SGETS[*]} req/s" >&2
+# CPU of the whole machine per unit of work, the median over the small rounds: steadier than the rates, and on one
+# machine it holds the server, curl and the kernel's copies alike
+python3 - "$BASE/work/cpu.log" "$TOTAL_MIB" <<'PY' >&2
+import sys, statistics
+rows = [line.split() for line in open(sys.argv[1])]
+gib = float(sys.argv[2]) / 1024
+for name in ("plinth", "s3proxy"):
+    def of(what, small):
+        picked = [r for r in rows if r[0] == name and r[1] == what and (r[2].startswith("small") if small else r[2] == "large-")]
+        return picked
+    parts = []
+    for what, label in (("put", "PUT"), ("get", "GET")):
+        large = of(what, False)
+        if large:
+            parts.append("%s large %.2f core-s/GiB (%.0f%% idle)" % (label, float(large[-1][4]) / gib, 100 * float(large[-1][5])))
+    for what, label in (("put", "PUT"), ("get", "GET")):
+        small = of(what, True)
+        if small:
+            per = statistics.median(float(r[4]) / int(r[3]) * 1000 for r in small)
+            idle = statistics.median(float(r[5]) for r in small)
+            parts.append("%s small %.3f core-ms/request (%.0f%% idle)" % (label, per, 100 * idle))
+    print("%-7s this machine: %s" % (name, "; ".join(parts)))
+PY
 
 python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
 import sys
