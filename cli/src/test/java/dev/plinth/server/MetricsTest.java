@@ -129,6 +129,9 @@ class MetricsTest {
                 .as("the aligned megabytes went past the page cache (the temp dir's file system takes O_DIRECT)").isPositive();
         assertThat(value(metrics, "plinth_rpc_server_requests_total{code=\"OK\",message=\"WriteChunk\"}")).isPositive();
         assertThat(value(metrics, "plinth_rpc_server_request_duration_seconds_count{message=\"Create\"}")).isPositive();
+        assertThat(value(metrics, "plinth_storage_queue_wait_seconds_count{queue=\"io\"}"))
+                .as("every chunk write waited for a storage thread, if only a moment").isGreaterThanOrEqualTo(value(metrics,
+                        "plinth_rpc_server_requests_total{code=\"OK\",message=\"WriteChunk\"}"));
         assertThat(value(metrics, "plinth_s3_requests_total{operation=\"PutObject\",status=\"200\"}")).isEqualTo(1);
         assertThat(value(metrics, "plinth_s3_requests_total{operation=\"GetObject\",status=\"200\"}")).isEqualTo(1);
         assertThat(value(metrics, "plinth_fuse_operations_total{operation=\"create\",result=\"OK\"}")).isPositive();

@@ -20,8 +20,10 @@ import dev.plinth.wire.messages.StorageMessages.ListChunks;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
 import dev.plinth.wire.messages.StorageMessages.RepairChunk;
 import java.time.Duration;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
 import dev.plinth.wire.messages.StorageMessages.RemoveFile;
@@ -74,6 +76,9 @@ public final class StorageService implements AutoCloseable {
     private final ClusterView cluster;
     private final UncommittedChunks replicas = new UncommittedChunks();
     private final Counter bytes;
+    /** How long requests waited for an I/O or removal thread: beside the request's whole duration, queueing against disk time. */
+    private final DistributionDataPoint ioQueueWait;
+    private final DistributionDataPoint removeQueueWait;
     private volatile java.util.function.BiConsumer<Integer, dev.plinth.wire.messages.StorageMessages.ChunkId> damagedChunks = (t, c) -> { };
 
     public StorageService(int ioThreads, ClusterView cluster) {
@@ -98,6 +103,11 @@ public final class StorageService implements AutoCloseable {
                     callback.call(target.directBytesRead(), Integer.toString(target.targetId()), "read");
                     callback.call(target.directBytesWritten(), Integer.toString(target.targetId()), "write");
                 })).register(registry);
+        Histogram queueWait = dev.plinth.wire.Metrics.latency(registry, "plinth_storage_queue_wait_seconds",
+                "Time chunk requests waited for a storage thread (queue io: reads and writes; remove: removed files' chunks); "
+                        + "the rest of plinth_rpc_server_request_duration_seconds is the disk and the reply.", "queue");
+        this.ioQueueWait = queueWait.labelValues("io");
+        this.removeQueueWait = queueWait.labelValues("remove");
         GaugeWithCallback.builder().name("plinth_storage_io_queue_requests").help("Chunk requests waiting for a storage I/O thread.")
                 .callback(callback -> callback.call(ioExecutor.getQueue().size())).register(registry);
         GaugeWithCallback.builder().name("plinth_storage_remove_queue_requests").help("Removed files' chunk deletions waiting for a removal thread.")
@@ -437,8 +447,11 @@ public final class StorageService implements AutoCloseable {
     }
 
     private <T> CompletableFuture<T> onDisk(RequestContext context, ThreadPoolExecutor executor, Supplier<T> work, Runnable onRejected) {
+        DistributionDataPoint queueWait = executor == removeExecutor ? removeQueueWait : ioQueueWait;
+        long queuedNanos = System.nanoTime();
         try {
             return CompletableFuture.supplyAsync(dev.plinth.common.log.LogContext.carry(() -> {
+                queueWait.observe((System.nanoTime() - queuedNanos) / 1e9);
                 if (context.expired()) {
                     throw new PlinthException(ErrorCode.TIMED_OUT, "request expired in the storage queue");
                 }
