@@ -127,8 +127,7 @@ rows = [line.split() for line in open(sys.argv[1])]
 gib = float(sys.argv[2]) / 1024
 for name in ("plinth", "s3proxy"):
     def of(what, small):
-        picked = [r for r in rows if r[0] == name and r[1] == what and (r[2].startswith("small") if small else r[2] == "large-")]
-        return picked
+        return [r for r in rows if r[0] == name and r[1] == what and (r[2].startswith("small") if small else r[2] == "large-")]
     parts = []
     for what, label in (("put", "PUT"), ("get", "GET")):
         large = of(what, False)

@@ -92,10 +92,9 @@ public final class PlinthClient implements AutoCloseable {
             this.localReadExecutor = null;
         }
         this.jobStats = new JobStats(options.config().get(Settings.CLIENT_JOB_STATS_MAX));
-        this.writeBudget = new WriteBudget(options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES),
-                io.netty.util.internal.PlatformDependent.maxDirectMemory());
-        this.readAheadBudget = new ReadAheadBudget(options.config().get(Settings.CLIENT_READAHEAD_TOTAL_BYTES),
-                io.netty.util.internal.PlatformDependent.maxDirectMemory());
+        long directMemory = io.netty.util.internal.PlatformDependent.maxDirectMemory();
+        this.writeBudget = new WriteBudget(options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES), directMemory);
+        this.readAheadBudget = new ReadAheadBudget(options.config().get(Settings.CLIENT_READAHEAD_TOTAL_BYTES), directMemory);
         this.writeBuffers = new AlignedWriteBuffers(
                 (int) Math.min(16, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
         this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
