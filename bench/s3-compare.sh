@@ -3,8 +3,11 @@
 # of large objects (MiB/s) and small-object request rates, with the local disk (buffered write +
 # fsync, cold read) and loopback TCP (iperf3) measured in the same run, printed as ratios, and the CPU time
 # this whole machine spent per GiB and per small request with each server (from /proc/stat).
-# Both servers are separate JVMs with the same heap. The load generator is curl (libcurl's
-# parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs both
+# Both servers are separate JVMs with the same heap. A third column, "ceiling", is the least work an
+# S3-shaped server can do here (bench/s3-ceiling/ceiling.c: C, no authentication, no checksums, no
+# fsync, GET by sendfile): what the machine and the load generator allow, so a target above it is
+# out of reach on this machine whatever the gateway does. The load generator is curl (libcurl's
+# parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs the
 # servers as little CPU as possible on a small machine.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
 #   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
@@ -14,20 +17,20 @@
 #   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
 #   the JIT reaching steady state as design note 53 found for the native client),
 #   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3)
-# Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, and Maven Central once
+# Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
-. "$(dirname "$0")/need.sh"; need curl iperf3 python3
+. "$(dirname "$0")/need.sh"; need curl iperf3 gcc python3
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
 WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}
 cleanup() {
-  for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
+  for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${CEILING_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   sleep 2; return 0
 }
 trap cleanup EXIT
-rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/local" "$BASE/work"
+rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/ceiling" "$BASE/local" "$BASE/work"
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
 now() { date +%s.%N; }
 # this machine's CPUs so far: busy ticks (user nice system irq softirq), idle ticks (idle iowait), all ticks, CPUs
@@ -50,6 +53,8 @@ jclouds.filesystem.basedir=$BASE/s3proxy/data
 CONF
 "$JAVA/bin/java" $HEAP -Dlogback.configurationFile="$HERE/bench/s3proxy/logback.xml" -cp "$HERE/bench/s3proxy/target/lib/*" \
   org.gaul.s3proxy.Main --properties "$BASE/s3proxy/s3proxy.conf" > "$BASE/s3proxy.log" 2>&1 & S3PROXY_PID=$!
+gcc -O2 -pthread -o "$BASE/work/ceiling" "$HERE/bench/s3-ceiling/ceiling.c"
+"$BASE/work/ceiling" 9292 "$BASE/ceiling" > "$BASE/ceiling.log" 2>&1 & CEILING_PID=$!
 for _ in $(seq 120); do grep -q '"s3"' "$BASE/plinth/endpoints.json" 2>/dev/null && break; sleep 1; done
 grep -q '"s3"' "$BASE/plinth/endpoints.json" || { echo "plinth did not start; see $BASE/plinth.log" >&2; exit 1; }
 for _ in $(seq 60); do (exec 3<>/dev/tcp/127.0.0.1/9291) 2>/dev/null && break; sleep 1; done
@@ -109,23 +114,28 @@ small() { # round name endpoint key secret -> "PUT GET" in requests/s
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 PLINTH=(plinth http://127.0.0.1:9290 "$PLINTH_KEY" "$PLINTH_SECRET"); S3PROXY=(s3proxy http://127.0.0.1:9291 bench bench-secret-key)
+CEILING=(ceiling http://127.0.0.1:9292 unused unused)
 large "${PLINTH[@]}" > "$BASE/work/result"; read -r P_PUT P_GET < "$BASE/work/result"
 large "${S3PROXY[@]}" > "$BASE/work/result"; read -r S_PUT S_GET < "$BASE/work/result"
-P_SPUTS=(); P_SGETS=(); S_SPUTS=(); S_SGETS=()
+large "${CEILING[@]}" > "$BASE/work/result"; read -r C_PUT C_GET < "$BASE/work/result"
+P_SPUTS=(); P_SGETS=(); S_SPUTS=(); S_SGETS=(); C_SPUTS=(); C_SGETS=()
 for round in $(seq "$SMALL_ROUNDS"); do
   small "$round" "${PLINTH[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; P_SPUTS+=("$a"); P_SGETS+=("$b")
   small "$round" "${S3PROXY[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; S_SPUTS+=("$a"); S_SGETS+=("$b")
+  small "$round" "${CEILING[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; C_SPUTS+=("$a"); C_SGETS+=("$b")
 done
 P_SPUT=$(median "${P_SPUTS[@]}"); P_SGET=$(median "${P_SGETS[@]}"); S_SPUT=$(median "${S_SPUTS[@]}"); S_SGET=$(median "${S_SGETS[@]}")
+C_SPUT=$(median "${C_SPUTS[@]}"); C_SGET=$(median "${C_SGETS[@]}")
 echo "plinth  PUT ${SIZE_MIB}MiB $P_PUT MiB/s, GET $P_GET MiB/s; PUT ${SMALL_BYTES}B ${P_SPUTS[*]} req/s, GET ${P_SGETS[*]} req/s" >&2
 echo "s3proxy PUT ${SIZE_MIB}MiB $S_PUT MiB/s, GET $S_GET MiB/s; PUT ${SMALL_BYTES}B ${S_SPUTS[*]} req/s, GET ${S_SGETS[*]} req/s" >&2
+echo "ceiling PUT ${SIZE_MIB}MiB $C_PUT MiB/s, GET $C_GET MiB/s; PUT ${SMALL_BYTES}B ${C_SPUTS[*]} req/s, GET ${C_SGETS[*]} req/s" >&2
 # CPU of the whole machine per unit of work, the median over the small rounds: steadier than the rates, and on one
 # machine it holds the server, curl and the kernel's copies alike
 python3 - "$BASE/work/cpu.log" "$TOTAL_MIB" <<'PY' >&2
 import sys, statistics
 rows = [line.split() for line in open(sys.argv[1])]
 gib = float(sys.argv[2]) / 1024
-for name in ("plinth", "s3proxy"):
+for name in ("plinth", "s3proxy", "ceiling"):
     def of(what, small):
         return [r for r in rows if r[0] == name and r[1] == what and (r[2].startswith("small") if small else r[2] == "large-")]
     parts = []
@@ -142,19 +152,23 @@ for name in ("plinth", "s3proxy"):
     print("%-7s this machine: %s" % (name, "; ".join(parts)))
 PY
 
-python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
+python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" \
+  "$C_PUT" "$C_GET" "$C_SPUT" "$C_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
 import sys
-lw, lr, lo, pp, pg, psp, psg, sp, sg, ssp, ssg = map(float, sys.argv[1:12])
-size, small = sys.argv[12], sys.argv[13]
+lw, lr, lo, pp, pg, psp, psg, sp, sg, ssp, ssg, cp, cg, csp, csg = map(float, sys.argv[1:16])
+size, small = sys.argv[16], sys.argv[17]
 bound = min(lr, lo)
 rows = [
-    ("PUT %s MiB (MiB/s)" % size, lw, pp, sp, "local disk buffered write+fsync", 0.7, 1.0),
-    ("GET %s MiB (MiB/s)" % size, bound, pg, sg, "min(disk read, loopback) = " + ("disk" if lr <= lo else "loopback"), 0.7, 2.0),
-    ("PUT %s B (req/s)" % small, None, psp, ssp, "-", None, 2.0),
-    ("GET %s B (req/s)" % small, None, psg, ssg, "-", None, 2.0),
+    ("PUT %s MiB (MiB/s)" % size, lw, pp, sp, cp, "local disk buffered write+fsync", 0.7, 1.0),
+    ("GET %s MiB (MiB/s)" % size, bound, pg, sg, cg, "min(disk read, loopback) = " + ("disk" if lr <= lo else "loopback"), 0.7, 2.0),
+    ("PUT %s B (req/s)" % small, None, psp, ssp, csp, "-", None, 2.0),
+    ("GET %s B (req/s)" % small, None, psg, ssg, csg, "-", None, 2.0),
 ]
-print("%-22s %10s %10s %10s %9s %9s  %s" % ("benchmark", "baseline", "plinth", "s3proxy", "/baseline", "/s3proxy", "baseline (targets)"))
-for name, base, p, s, what, target_base, target_peer in rows:
-    print("%-22s %10s %10.1f %10.1f %9s %9.2f  %s (targets: %s%sx s3proxy)" % (name, "-" if base is None else "%.1f" % base, p, s,
-          "-" if base is None else "%.2f" % (p / base), p / s, what, "" if target_base is None else ">= %.1f of baseline, " % target_base, target_peer))
+# ceiling/s3proxy below a target's "x s3proxy" means no server reaches that target on this machine
+print("%-22s %10s %10s %10s %10s %9s %9s %9s  %s" % ("benchmark", "baseline", "plinth", "s3proxy", "ceiling", "/baseline", "/s3proxy",
+      "ceil/s3p", "baseline (targets)"))
+for name, base, p, s, c, what, target_base, target_peer in rows:
+    print("%-22s %10s %10.1f %10.1f %10.1f %9s %9.2f %9.2f  %s (targets: %s%sx s3proxy)" % (name, "-" if base is None else "%.1f" % base,
+          p, s, c, "-" if base is None else "%.2f" % (p / base), p / s, c / s, what,
+          "" if target_base is None else ">= %.1f of baseline, " % target_base, target_peer))
 PY
