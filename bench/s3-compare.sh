@@ -10,7 +10,8 @@
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs the
 # servers as little CPU as possible on a small machine.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
-#   environment: THREADS (parallel large transfers, 4), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
+#   environment: THREADS (how many large transfers run in parallel, a measurement for each: "1 4"; the servers
+#   rank differently at each), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
 #   WARM_SMALL (small PUTs and GETs each server gets before the measured ones, 10000: with 2,000 the
 #   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs),
 #   WARM_LARGE_ROUNDS (GETs of the four 64 MiB warm-up objects, from the page cache, before the measured ones: 16,
@@ -23,7 +24,7 @@ set -eu
 . "$(dirname "$0")/need.sh"; need curl iperf3 gcc python3
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
-THREADS=${THREADS:-4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
+THREADS=${THREADS:-1 4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
 WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${CEILING_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
@@ -93,82 +94,69 @@ print(sys.argv[9], '%.4f' % ((b1 - b0) / t * n * (float(sys.argv[11]) - float(sy
   if grep -qv '^2' "$BASE/work/$NAME.codes"; then echo "$NAME: some requests failed: $(sort "$BASE/work/$NAME.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
   python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
 }
-large() { # name endpoint key secret -> "PUT GET" in MiB/s, after the warm-up
+large() { # name endpoint key secret: "SERVER put|get xTHREADS MiB/s" lines into results.log, after the warm-up
   use "$@"
   "${CURL[@]}" -X PUT "$ENDPOINT/$BUCKET"
-  for _ in $(seq $((WARM_LARGE_ROUNDS / 2))); do run put 4 warm- large "$THREADS" >/dev/null; done
-  for _ in $(seq "$WARM_LARGE_ROUNDS"); do run get 4 warm- "" "$THREADS" >/dev/null; done
+  local warm_threads=${THREADS##* } seconds threads
+  for _ in $(seq $((WARM_LARGE_ROUNDS / 2))); do run put 4 warm- large "$warm_threads" >/dev/null; done
+  for _ in $(seq "$WARM_LARGE_ROUNDS"); do run get 4 warm- "" "$warm_threads" >/dev/null; done
   run put "$WARM_SMALL" warm-small- small "$SMALL_THREADS" >/dev/null; run get "$WARM_SMALL" warm-small- "" "$SMALL_THREADS" >/dev/null
-  local seconds put get
-  seconds=$(run put "$OBJECTS" large- large "$THREADS"); put=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
-  drop_caches
-  seconds=$(run get "$OBJECTS" large- "" "$THREADS"); get=$(python3 -c "print('%.1f' % ($TOTAL_MIB / $seconds))")
-  echo "$put $get"
+  for threads in $THREADS; do
+    seconds=$(run put "$OBJECTS" "large$threads-" large "$threads"); echo "$NAME put x$threads $(python3 -c "print($TOTAL_MIB / $seconds)")" >> "$BASE/work/results.log"
+    drop_caches
+    seconds=$(run get "$OBJECTS" "large$threads-" "" "$threads"); echo "$NAME get x$threads $(python3 -c "print($TOTAL_MIB / $seconds)")" >> "$BASE/work/results.log"
+  done
 }
-small() { # round name endpoint key secret -> "PUT GET" in requests/s
+small() { # round name endpoint key secret: "SERVER put|get small requests/s" lines into results.log
   local round=$1; shift; use "$@"
-  local seconds sput sget
-  seconds=$(run put "$SMALL" small$round- small "$SMALL_THREADS"); sput=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
-  seconds=$(run get "$SMALL" small$round- "" "$SMALL_THREADS"); sget=$(python3 -c "print('%.0f' % ($SMALL / $seconds))")
-  echo "$sput $sget"
+  local seconds
+  seconds=$(run put "$SMALL" small$round- small "$SMALL_THREADS"); echo "$NAME put small $(python3 -c "print($SMALL / $seconds)")" >> "$BASE/work/results.log"
+  seconds=$(run get "$SMALL" small$round- "" "$SMALL_THREADS"); echo "$NAME get small $(python3 -c "print($SMALL / $seconds)")" >> "$BASE/work/results.log"
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-PLINTH=(plinth http://127.0.0.1:9290 "$PLINTH_KEY" "$PLINTH_SECRET"); S3PROXY=(s3proxy http://127.0.0.1:9291 bench bench-secret-key)
-CEILING=(ceiling http://127.0.0.1:9292 unused unused)
-large "${PLINTH[@]}" > "$BASE/work/result"; read -r P_PUT P_GET < "$BASE/work/result"
-large "${S3PROXY[@]}" > "$BASE/work/result"; read -r S_PUT S_GET < "$BASE/work/result"
-large "${CEILING[@]}" > "$BASE/work/result"; read -r C_PUT C_GET < "$BASE/work/result"
-P_SPUTS=(); P_SGETS=(); S_SPUTS=(); S_SGETS=(); C_SPUTS=(); C_SGETS=()
-for round in $(seq "$SMALL_ROUNDS"); do
-  small "$round" "${PLINTH[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; P_SPUTS+=("$a"); P_SGETS+=("$b")
-  small "$round" "${S3PROXY[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; S_SPUTS+=("$a"); S_SGETS+=("$b")
-  small "$round" "${CEILING[@]}" > "$BASE/work/result"; read -r a b < "$BASE/work/result"; C_SPUTS+=("$a"); C_SGETS+=("$b")
-done
-P_SPUT=$(median "${P_SPUTS[@]}"); P_SGET=$(median "${P_SGETS[@]}"); S_SPUT=$(median "${S_SPUTS[@]}"); S_SGET=$(median "${S_SGETS[@]}")
-C_SPUT=$(median "${C_SPUTS[@]}"); C_SGET=$(median "${C_SGETS[@]}")
-echo "plinth  PUT ${SIZE_MIB}MiB $P_PUT MiB/s, GET $P_GET MiB/s; PUT ${SMALL_BYTES}B ${P_SPUTS[*]} req/s, GET ${P_SGETS[*]} req/s" >&2
-echo "s3proxy PUT ${SIZE_MIB}MiB $S_PUT MiB/s, GET $S_GET MiB/s; PUT ${SMALL_BYTES}B ${S_SPUTS[*]} req/s, GET ${S_SGETS[*]} req/s" >&2
-echo "ceiling PUT ${SIZE_MIB}MiB $C_PUT MiB/s, GET $C_GET MiB/s; PUT ${SMALL_BYTES}B ${C_SPUTS[*]} req/s, GET ${C_SGETS[*]} req/s" >&2
-# CPU of the whole machine per unit of work, the median over the small rounds: steadier than the rates, and on one
-# machine it holds the server, curl and the kernel's copies alike
-python3 - "$BASE/work/cpu.log" "$TOTAL_MIB" <<'PY' >&2
-import sys, statistics
-rows = [line.split() for line in open(sys.argv[1])]
-gib = float(sys.argv[2]) / 1024
-for name in ("plinth", "s3proxy", "ceiling"):
-    def of(what, small):
-        return [r for r in rows if r[0] == name and r[1] == what and (r[2].startswith("small") if small else r[2] == "large-")]
-    parts = []
-    for what, label in (("put", "PUT"), ("get", "GET")):
-        large = of(what, False)
-        if large:
-            parts.append("%s large %.2f core-s/GiB (%.0f%% idle)" % (label, float(large[-1][4]) / gib, 100 * float(large[-1][5])))
-    for what, label in (("put", "PUT"), ("get", "GET")):
-        small = of(what, True)
-        if small:
-            per = statistics.median(float(r[4]) / int(r[3]) * 1000 for r in small)
-            idle = statistics.median(float(r[5]) for r in small)
-            parts.append("%s small %.3f core-ms/request (%.0f%% idle)" % (label, per, 100 * idle))
-    print("%-7s this machine: %s" % (name, "; ".join(parts)))
-PY
+SERVERS=("plinth http://127.0.0.1:9290 $PLINTH_KEY $PLINTH_SECRET" "s3proxy http://127.0.0.1:9291 bench bench-secret-key"
+  "ceiling http://127.0.0.1:9292 unused unused")
+for server in "${SERVERS[@]}"; do large $server; done
+for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do small "$round" $server; done; done
 
-python3 - "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$P_PUT" "$P_GET" "$P_SPUT" "$P_SGET" "$S_PUT" "$S_GET" "$S_SPUT" "$S_SGET" \
-  "$C_PUT" "$C_GET" "$C_SPUT" "$C_SGET" "$SIZE_MIB" "$SMALL_BYTES" <<'PY' | tee "$BASE/results.txt"
-import sys
-lw, lr, lo, pp, pg, psp, psg, sp, sg, ssp, ssg, cp, cg, csp, csg = map(float, sys.argv[1:16])
-size, small = sys.argv[16], sys.argv[17]
-bound = min(lr, lo)
-rows = [
-    ("PUT %s MiB (MiB/s)" % size, lw, pp, sp, cp, "local disk buffered write+fsync", 0.7, 1.0),
-    ("GET %s MiB (MiB/s)" % size, bound, pg, sg, cg, "min(disk read, loopback) = " + ("disk" if lr <= lo else "loopback"), 0.7, 2.0),
-    ("PUT %s B (req/s)" % small, None, psp, ssp, csp, "-", None, 2.0),
-    ("GET %s B (req/s)" % small, None, psg, ssg, csg, "-", None, 2.0),
-]
-# ceiling/s3proxy below a target's "x s3proxy" means no server reaches that target on this machine
-print("%-22s %10s %10s %10s %10s %9s %9s %9s  %s" % ("benchmark", "baseline", "plinth", "s3proxy", "ceiling", "/baseline", "/s3proxy",
-      "ceil/s3p", "baseline (targets)"))
-for name, base, p, s, c, what, target_base, target_peer in rows:
-    print("%-22s %10s %10.1f %10.1f %10.1f %9s %9.2f %9.2f  %s (targets: %s%sx s3proxy)" % (name, "-" if base is None else "%.1f" % base,
-          p, s, c, "-" if base is None else "%.2f" % (p / base), p / s, c / s, what,
+# Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
+# kernel's copies alike; for small requests the median over the rounds, steadier than the rates), and the ratios
+python3 - "$BASE/work/results.log" "$BASE/work/cpu.log" "$TOTAL_MIB" "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$SIZE_MIB" "$SMALL_BYTES" \
+  "$THREADS" <<'PY' | tee "$BASE/results.txt"
+import sys, statistics
+results, cpu_rows = [l.split() for l in open(sys.argv[1])], [l.split() for l in open(sys.argv[2])]
+gib = float(sys.argv[3]) / 1024
+local_write, local_read, loopback = map(float, sys.argv[4:7])
+size, small, threads = sys.argv[7], sys.argv[8], sys.argv[9].split()
+servers = ("plinth", "s3proxy", "ceiling")
+def rate(server, what, kind):
+    return statistics.median(float(r[3]) for r in results if r[:3] == [server, what, kind])
+for server in servers:
+    print("%-7s %s" % (server, "; ".join("%s %s %s" % (what.upper(), kind, " ".join("%.0f" % float(r[3]) for r in results if r[:3] == [server, what, kind]))
+          for kind in ["x" + t for t in threads] + ["small"] for what in ("put", "get"))) + " (MiB/s, small: requests/s)")
+for server in servers:
+    parts = []
+    for what in ("put", "get"):
+        for t in threads:
+            row = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2] == "large%s-" % t][-1]
+            parts.append("%s x%s %.2f core-s/GiB (%.0f%% idle)" % (what.upper(), t, float(row[4]) / gib, 100 * float(row[5])))
+    for what in ("put", "get"):
+        rows = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2].startswith("small")]
+        parts.append("%s small %.3f core-ms/request (%.0f%% idle)" % (what.upper(), statistics.median(float(r[4]) / int(r[3]) * 1000 for r in rows),
+                     100 * statistics.median(float(r[5]) for r in rows)))
+    print("%-7s this machine: %s" % (server, "; ".join(parts)))
+bound = min(local_read, loopback)
+rows = []
+for t in threads:
+    rows.append(("PUT %s MiB x%s (MiB/s)" % (size, t), "put", "x" + t, local_write, "local disk buffered write+fsync", 0.7, 1.0))
+    rows.append(("GET %s MiB x%s (MiB/s)" % (size, t), "get", "x" + t, bound, "min(disk read, loopback) = " + ("disk" if local_read <= loopback else "loopback"), 0.7, 2.0))
+rows.append(("PUT %s B (req/s)" % small, "put", "small", None, "-", None, 2.0))
+rows.append(("GET %s B (req/s)" % small, "get", "small", None, "-", None, 2.0))
+# ceiling/s3proxy below a target's "x s3proxy" means no server reaches that target on this machine with this load
+print("%-24s %10s %10s %10s %10s %9s %9s %9s  %s" % ("benchmark (xN: in parallel)", "baseline", "plinth", "s3proxy", "ceiling", "/baseline",
+      "/s3proxy", "ceil/s3p", "baseline (targets)"))
+for name, what, kind, base, label, target_base, target_peer in rows:
+    p, s, c = (rate(server, what, kind) for server in servers)
+    print("%-24s %10s %10.1f %10.1f %10.1f %9s %9.2f %9.2f  %s (targets: %s%sx s3proxy)" % (name, "-" if base is None else "%.1f" % base,
+          p, s, c, "-" if base is None else "%.2f" % (p / base), p / s, c / s, label,
           "" if target_base is None else ">= %.1f of baseline, " % target_base, target_peer))
 PY
