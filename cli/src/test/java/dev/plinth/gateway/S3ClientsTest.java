@@ -209,11 +209,9 @@ class S3ClientsTest {
 
     @Test
     void standaloneGatewayProcess() throws Exception {
-        String javaCommand = ProcessHandle.current().info().command().orElseThrow();
-        Process gateway = new ProcessBuilder(javaCommand, "-Xmx256m", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main", "gateway",
+        Process gateway = new ProcessBuilder(dev.plinth.server.TestProcesses.plinth(List.of("-Xmx256m"), List.of("gateway",
                 "--server", cluster.server().rpcAddress().toString(), "--secret-file", cluster.server().secretFile().toString(),
-                "--listen", "127.0.0.1:0").redirectErrorStream(true).start();
+                "--listen", "127.0.0.1:0"))).redirectErrorStream(true).start();
         try {
             java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(gateway.getInputStream(), StandardCharsets.UTF_8));
             String url = null;

@@ -61,14 +61,16 @@ public final class TestProcesses {
 
     /**
      * The command line of a `plinth` JVM on this test's class path, as the failure tests start
-     * them: {@code jvmOptions} (heap, direct memory), SerialGC, then {@code arguments}.
+     * them: {@code jvmOptions} (heap, direct memory), SerialGC, then {@code arguments}. The process
+     * exits if this JVM ends first ({@link ChildOfTest}).
      */
     public static java.util.List<String> plinth(List<String> jvmOptions, List<String> arguments) {
         String java = ProcessHandle.current().info().command().orElseThrow();
         java.util.List<String> command = new java.util.ArrayList<>(List.of(java));
         command.addAll(jvmOptions);
         command.addAll(List.of("-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-                "-cp", System.getProperty("java.class.path"), "dev.plinth.cli.Main"));
+                "-D" + ChildOfTest.PARENT_PROPERTY + "=" + ProcessHandle.current().pid(),
+                "-cp", System.getProperty("java.class.path"), ChildOfTest.class.getName()));
         command.addAll(arguments);
         return command;
     }
