@@ -9,24 +9,39 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
- * Buffers that chunk reads land in before they are sent: up to {@link #BUFFERS_MAX} aligned
- * 1 MiB buffers per process, made as needed and used again once released, shared by its targets.
+ * Buffers that chunk reads land in before they are sent: aligned 1 MiB buffers, made as needed
+ * and used again once released, shared by the targets of one process; at most
+ * {@link #BUFFERS_MAX}, and at most a quarter of the process's direct memory.
  *
  * <p>Why not Netty's pool: a 1 MiB buffer is a quarter of one of its chunks; the releases emptied
  * chunks, which were freed and made again, and each new one is zeroed by
  * {@code ByteBuffer.allocateDirect}: a third of the storage threads' CPU in a cold read, more than
  * the reads themselves. Longer reads, or reads while every buffer is out, still take Netty's.
+ *
+ * <p>Why so many: a client in the same process (the S3 gateway, the mount) keeps the buffers it
+ * received as its read-ahead, up to {@code client.readahead-total-bytes} (256 MiB) for all its
+ * streams. With 64, four 64 MiB GETs at once (16 read-ahead units each, plus what their sockets
+ * hold) ran the pool out on about one read in eleven, and those reads churned Netty's chunks again.
  */
 final class ReadBuffers {
     static final int BUFFER_BYTES = 1 << 20;
     /** The buffers' alignment: a multiple of every usual file-system block size, as O_DIRECT needs. */
     static final int ALIGNMENT = 4096;
-    static final int BUFFERS_MAX = 64;
+    static final int BUFFERS_MAX = 256;
+    private static final int BUFFERS_MIN = 16;
 
     private ReadBuffers() {}
 
     static AlignedBufferPool pool() {
-        return new AlignedBufferPool(BUFFER_BYTES, ALIGNMENT, BUFFERS_MAX);
+        return new AlignedBufferPool(BUFFER_BYTES, ALIGNMENT, buffersMax(io.netty.util.internal.PlatformDependent.maxDirectMemory()));
+    }
+
+    /** How many buffers a process whose direct memory is limited to {@code directMemoryBytes} (<= 0: unknown) may make. */
+    static int buffersMax(long directMemoryBytes) {
+        if (directMemoryBytes <= 0) {
+            return BUFFERS_MAX;
+        }
+        return Math.clamp(directMemoryBytes / 4 / BUFFER_BYTES, BUFFERS_MIN, BUFFERS_MAX);
     }
 
     /**
