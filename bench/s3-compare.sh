@@ -6,7 +6,7 @@
 # Both servers are separate JVMs with the same heap. A third column, "ceiling", is the least work an
 # S3-shaped server can do here (bench/s3-ceiling/ceiling.c: C, no authentication, no checksums, no
 # fsync, GET by sendfile): what the machine and the load generator allow, so a target above it is
-# out of reach on this machine whatever the gateway does. The load generator is curl (libcurl's
+# out of reach with this load on this machine whatever the gateway does (design note 64). The load generator is curl (libcurl's
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs the
 # servers as little CPU as possible on a small machine.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]

@@ -152,10 +152,10 @@ static void *serve(void *argument) {
         char path[4200];
         int has_key, failed;
         if (object_path(target, path, sizeof path, &has_key) != 0) {
-            failed = reply(fd, "400 Bad Request", "Connection: close\r\n") || 1;
+            reply(fd, "400 Bad Request", "Connection: close\r\n");
+            goto done;
         } else if (strcmp(method, "PUT") == 0 && !has_key) {
-            failed = (mkdir(path, 0755) != 0 && errno != EEXIST) ? reply(fd, "500 Internal Server Error", "") || 1
-                                                                  : reply(fd, "200 OK", "");
+            failed = mkdir(path, 0755) != 0 && errno != EEXIST ? reply(fd, "500 Internal Server Error", "") : reply(fd, "200 OK", "");
         } else if (strcmp(method, "PUT") == 0) {
             if (expect && strncasecmp(expect, "100-continue", 12) == 0 && send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25)) goto done;
             size_t buffered = filled - consumed;
@@ -168,7 +168,8 @@ static void *serve(void *argument) {
         } else if (strcmp(method, "GET") == 0 && has_key) {
             failed = get_object(fd, path);
         } else {
-            failed = reply(fd, "405 Method Not Allowed", "Connection: close\r\n") || 1;
+            reply(fd, "405 Method Not Allowed", "Connection: close\r\n");
+            goto done;
         }
         if (failed) goto done;
         memmove(buffer, buffer + consumed, filled - consumed);
