@@ -8,7 +8,9 @@
 # fsync, GET by sendfile): what the machine and the load generator allow, so a target above it is
 # out of reach with this load on this machine whatever the gateway does (design note 64). The load generator is curl (libcurl's
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs the
-# servers as little CPU as possible on a small machine.
+# servers as little CPU as possible on a small machine; small GETs are measured once more with
+# bench/s3-ceiling/getload.c (presigned URLs on keep-alive connections), which costs far less per
+# request than curl, where curl's one thread is the limit.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
 #   environment: THREADS (how many large transfers run in parallel, a measurement for each: "1 4"; the servers
 #   rank differently at each), SMALL_THREADS (16), SMALL_BYTES (4096), HEAP (-Xmx2g),
@@ -18,7 +20,7 @@
 #   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
 #   the JIT reaching steady state as design note 53 found for the native client),
 #   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3)
-# Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, and Maven Central once
+# Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, python3-boto3 (to presign), and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
 . "$(dirname "$0")/need.sh"; need curl iperf3 gcc python3
@@ -118,6 +120,31 @@ SERVERS=("plinth http://127.0.0.1:9290 $PLINTH_KEY $PLINTH_SECRET" "s3proxy http
 for server in "${SERVERS[@]}"; do large $server; done
 for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do small "$round" $server; done; done
 
+# ---- small GETs again with a lean client (bench/s3-ceiling/getload.c: keep-alive connections, presigned URLs, no
+# output files), which costs the machine far less per request than curl, so the rates show the servers' own limits
+gcc -O2 -pthread -o "$BASE/work/getload" "$HERE/bench/s3-ceiling/getload.c"
+for server in "${SERVERS[@]}"; do
+  set -- $server
+  python3 - "$@" "$SMALL" > "$BASE/work/$1.paths" <<'PY'
+import sys, boto3, botocore.config
+name, endpoint, key, secret, count = sys.argv[1:6]
+s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key, aws_secret_access_key=secret, region_name="us-east-1",
+                  config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+for i in range(1, int(count) + 1):
+    print(s3.generate_presigned_url("get_object", Params={"Bucket": "bench-" + name, "Key": "small1-%d" % i}, ExpiresIn=3600)[len(endpoint):])
+PY
+done
+for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do
+  set -- $server
+  c0=$(cpu_now); t0=$(now)
+  "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.paths" "$SMALL_THREADS" > "$BASE/work/getload.out" || { echo "$1: $(cat "$BASE/work/getload.out")" >&2; exit 1; }
+  t1=$(now); c1=$(cpu_now)
+  python3 -c "import sys; b0, i0, a0, n = map(int, sys.argv[1:5]); b1, i1, a1, _ = map(int, sys.argv[5:9]); t = max(1, a1 - a0)
+print(sys.argv[9], '%.4f' % ((b1 - b0) / t * n * (float(sys.argv[11]) - float(sys.argv[10]))), '%.3f' % ((i1 - i0) / t))" \
+    $c0 $c1 "$1 lean small$round $SMALL" "$t0" "$t1" >> "$BASE/work/cpu.log"
+  echo "$1 get lean $(python3 -c "print($SMALL / ($t1 - $t0))")" >> "$BASE/work/results.log"
+done; done
+
 # Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
 # kernel's copies alike; for small requests the median over the rounds, steadier than the rates), and the ratios
 python3 - "$BASE/work/results.log" "$BASE/work/cpu.log" "$TOTAL_MIB" "$LOCAL_WRITE" "$LOCAL_READ" "$LOOPBACK" "$SIZE_MIB" "$SMALL_BYTES" \
@@ -132,16 +159,16 @@ def rate(server, what, kind):
     return statistics.median(float(r[3]) for r in results if r[:3] == [server, what, kind])
 for server in servers:
     print("%-7s %s" % (server, "; ".join("%s %s %s" % (what.upper(), kind, " ".join("%.0f" % float(r[3]) for r in results if r[:3] == [server, what, kind]))
-          for kind in ["x" + t for t in threads] + ["small"] for what in ("put", "get"))) + " (MiB/s, small: requests/s)")
+          for kind in ["x" + t for t in threads] + ["small", "lean"] for what in ("put", "get") if (what, kind) != ("put", "lean"))) + " (MiB/s, small: requests/s)")
 for server in servers:
     parts = []
     for what in ("put", "get"):
         for t in threads:
             row = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2] == "large%s-" % t][-1]
             parts.append("%s x%s %.2f core-s/GiB (%.0f%% idle)" % (what.upper(), t, float(row[4]) / gib, 100 * float(row[5])))
-    for what in ("put", "get"):
+    for what, label in (("put", "PUT small"), ("get", "GET small"), ("lean", "GET small, lean client")):
         rows = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2].startswith("small")]
-        parts.append("%s small %.3f core-ms/request (%.0f%% idle)" % (what.upper(), statistics.median(float(r[4]) / int(r[3]) * 1000 for r in rows),
+        parts.append("%s %.3f core-ms/request (%.0f%% idle)" % (label, statistics.median(float(r[4]) / int(r[3]) * 1000 for r in rows),
                      100 * statistics.median(float(r[5]) for r in rows)))
     print("%-7s this machine: %s" % (server, "; ".join(parts)))
 bound = min(local_read, loopback)
@@ -151,6 +178,7 @@ for t in threads:
     rows.append(("GET %s MiB x%s (MiB/s)" % (size, t), "get", "x" + t, bound, "min(disk read, loopback) = " + ("disk" if local_read <= loopback else "loopback"), 0.7, 2.0))
 rows.append(("PUT %s B (req/s)" % small, "put", "small", None, "-", None, 2.0))
 rows.append(("GET %s B (req/s)" % small, "get", "small", None, "-", None, 2.0))
+rows.append(("GET %s B lean (req/s)" % small, "get", "lean", None, "the same GETs from a lean client", None, 2.0))
 # ceiling/s3proxy below a target's "x s3proxy" means no server reaches that target on this machine with this load
 print("%-24s %10s %10s %10s %10s %9s %9s %9s  %s" % ("benchmark (xN: in parallel)", "baseline", "plinth", "s3proxy", "ceiling", "/baseline",
       "/s3proxy", "ceil/s3p", "baseline (targets)"))
