@@ -92,6 +92,10 @@ int main(int argc, char **argv) {
     }
     snprintf(host, sizeof host, "%s", argv[1]);
     char *colon = strrchr(argv[1], ':');
+    if (!colon) {
+        fprintf(stderr, "%s: HOST:PORT, e.g. 127.0.0.1:9000\n", argv[1]);
+        return 2;
+    }
     *colon = 0;
     address.sin_family = AF_INET;
     address.sin_port = htons((uint16_t) atoi(colon + 1));
