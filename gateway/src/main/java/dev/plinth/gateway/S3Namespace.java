@@ -26,6 +26,7 @@ final class S3Namespace {
     static final String UPLOADS_DIRECTORY = HIDDEN_PREFIX + "uploads";
     static final int KEY_BYTES_MAX = 1024;
     private static final Pattern BUCKET_NAME = Pattern.compile("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]");
+    private static final Pattern IPV4_ADDRESS = Pattern.compile("\\d+\\.\\d+\\.\\d+\\.\\d+");
 
     private final PlinthClient client;
     private final String root;
@@ -40,7 +41,7 @@ final class S3Namespace {
     }
 
     static boolean validBucketName(String bucket) {
-        return BUCKET_NAME.matcher(bucket).matches() && !bucket.contains("..") && !bucket.matches("\\d+\\.\\d+\\.\\d+\\.\\d+");
+        return BUCKET_NAME.matcher(bucket).matches() && !bucket.contains("..") && !IPV4_ADDRESS.matcher(bucket).matches();
     }
 
     /** The directory of a bucket. */

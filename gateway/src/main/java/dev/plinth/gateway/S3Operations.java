@@ -29,6 +29,7 @@ import org.w3c.dom.Element;
 final class S3Operations {
     static final long PART_BYTES_MIN = 5L << 20;
     static final int PARTS_MAX = 10_000;
+    private static final java.util.regex.Pattern UPLOAD_ID = java.util.regex.Pattern.compile("[0-9a-f-]{36}");
     private static final List<String> STORED_HEADERS = List.of("content-encoding", "content-disposition", "content-language",
             "cache-control", "expires");
 
@@ -605,7 +606,7 @@ final class S3Operations {
     // ---- multipart uploads
 
     private String uploadPath(String bucket, String uploadId) {
-        if (uploadId == null || !uploadId.matches("[0-9a-f-]{36}")) {
+        if (uploadId == null || !UPLOAD_ID.matcher(uploadId).matches()) {
             throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload id is not valid");
         }
         return namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY + "/" + uploadId;

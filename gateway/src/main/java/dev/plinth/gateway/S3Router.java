@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
  */
 final class S3Router {
     private static final Logger LOG = LoggerFactory.getLogger(S3Router.class);
+    private static final java.util.regex.Pattern PORT_SUFFIX = java.util.regex.Pattern.compile(":\\d+$");
     /** Sub-resources S3 has that the gateway does not implement: answered NotImplemented, never mistaken for a plain GET. */
     private static final Set<String> UNSUPPORTED = Set.of("acl", "accelerate", "analytics", "cors", "encryption", "intelligent-tiering",
             "inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock", "ownershipControls", "policy",
@@ -53,7 +54,7 @@ final class S3Router {
         String path = exchange.path();
         String host = exchange.header("Host");
         if (domain != null && host != null) {
-            String name = host.toLowerCase(java.util.Locale.ROOT).replaceAll(":\\d+$", "");
+            String name = PORT_SUFFIX.matcher(host.toLowerCase(java.util.Locale.ROOT)).replaceFirst("");
             if (name.endsWith("." + domain)) {
                 bucket = name.substring(0, name.length() - domain.length() - 1);
                 key = path.length() > 1 ? path.substring(1) : null;

@@ -97,5 +97,15 @@ class SigV4Test {
         assertThat(SigV4.uriEncode("/a b/ü+x~y*", true)).isEqualTo("/a%20b/%C3%BC%2Bx~y%2A");
         assertThat(SigV4.uriEncode("a/b=c", false)).isEqualTo("a%2Fb%3Dc");
         assertThat(SigV4.canonicalHeaderValue("  a   b  c ")).isEqualTo("a b c");
+        assertThat(SigV4.canonicalHeaderValue("\tAWS4-HMAC-SHA256 Credential=x ")).isEqualTo("AWS4-HMAC-SHA256 Credential=x");
+        assertThat(SigV4.canonicalHeaderValue("a\t  b")).as("only spaces collapse").isEqualTo("a\t b");
+    }
+
+    @Test
+    void bucketNamesFollowS3Rules() {
+        assertThat(S3Namespace.validBucketName("my-bucket.1")).isTrue();
+        assertThat(S3Namespace.validBucketName("192.168.1.2")).as("shaped like an IP address").isFalse();
+        assertThat(S3Namespace.validBucketName("a..b")).isFalse();
+        assertThat(S3Namespace.validBucketName("ab")).as("too short").isFalse();
     }
 }
