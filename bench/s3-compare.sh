@@ -84,17 +84,24 @@ use() { # name endpoint key secret: the server that the next runs go to
 }
 list() { local what=$1 count=$2 prefix=$3; for i in $(seq 1 "$count"); do
     [ "$what" = put ] && echo "upload-file = \"$BASE/work/$4\""; echo "url = \"$ENDPOINT/$BUCKET/$prefix$i\""; echo "output = /dev/null"; done; }
-run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
-  list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$NAME.cfg"
-  local t0 t1 c0 c1; c0=$(cpu_now); t0=$(now)
-  "${CURL[@]}" -Z --parallel-max "$5" -K "$BASE/work/$NAME.cfg" -w '%{http_code}\n' > "$BASE/work/$NAME.codes"
+measured() { # LABEL OUT COMMAND...: runs COMMAND (its output into OUT), prints the seconds it took, and logs the whole
+  # machine's CPU over it (server, client and kernel) to cpu.log as "LABEL core-seconds idle-share"; fails as COMMAND does
+  local label=$1 out=$2 t0 t1 c0 c1 status=0; shift 2
+  c0=$(cpu_now); t0=$(now)
+  "$@" > "$out" || status=$?
   t1=$(now); c1=$(cpu_now)
-  # the whole machine's CPU over the run (server, curl and kernel): "name what prefix count core-seconds idle-share"
   python3 -c "import sys; b0, i0, a0, n = map(int, sys.argv[1:5]); b1, i1, a1, _ = map(int, sys.argv[5:9]); t = max(1, a1 - a0)
 print(sys.argv[9], '%.4f' % ((b1 - b0) / t * n * (float(sys.argv[11]) - float(sys.argv[10]))), '%.3f' % ((i1 - i0) / t))" \
-    $c0 $c1 "$NAME $1 $3 $2" "$t0" "$t1" >> "$BASE/work/cpu.log"
-  if grep -qv '^2' "$BASE/work/$NAME.codes"; then echo "$NAME: some requests failed: $(sort "$BASE/work/$NAME.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
+    $c0 $c1 "$label" "$t0" "$t1" >> "$BASE/work/cpu.log"
   python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
+  return $status
+}
+run() { # what count prefix file threads -> elapsed seconds; fails unless every answer is 2xx
+  list "$1" "$2" "$3" "${4:-}" > "$BASE/work/$NAME.cfg"
+  local seconds
+  seconds=$(measured "$NAME $1 $3 $2" "$BASE/work/$NAME.codes" "${CURL[@]}" -Z --parallel-max "$5" -K "$BASE/work/$NAME.cfg" -w '%{http_code}\n')
+  if grep -qv '^2' "$BASE/work/$NAME.codes"; then echo "$NAME: some requests failed: $(sort "$BASE/work/$NAME.codes" | uniq -c | tr '\n' ' ')" >&2; exit 1; fi
+  echo "$seconds"
 }
 large() { # name endpoint key secret: "SERVER put|get xTHREADS MiB/s" lines into results.log, after the warm-up
   use "$@"
@@ -136,13 +143,9 @@ PY
 done
 for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do
   set -- $server
-  c0=$(cpu_now); t0=$(now)
-  "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.paths" "$SMALL_THREADS" > "$BASE/work/getload.out" || { echo "$1: $(cat "$BASE/work/getload.out")" >&2; exit 1; }
-  t1=$(now); c1=$(cpu_now)
-  python3 -c "import sys; b0, i0, a0, n = map(int, sys.argv[1:5]); b1, i1, a1, _ = map(int, sys.argv[5:9]); t = max(1, a1 - a0)
-print(sys.argv[9], '%.4f' % ((b1 - b0) / t * n * (float(sys.argv[11]) - float(sys.argv[10]))), '%.3f' % ((i1 - i0) / t))" \
-    $c0 $c1 "$1 lean small$round $SMALL" "$t0" "$t1" >> "$BASE/work/cpu.log"
-  echo "$1 get lean $(python3 -c "print($SMALL / ($t1 - $t0))")" >> "$BASE/work/results.log"
+  seconds=$(measured "$1 lean small$round $SMALL" "$BASE/work/getload.out" "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.paths" \
+    "$SMALL_THREADS") || { echo "$1: $(cat "$BASE/work/getload.out")" >&2; exit 1; }
+  echo "$1 get lean $(python3 -c "print($SMALL / $seconds)")" >> "$BASE/work/results.log"
 done; done
 
 # Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
