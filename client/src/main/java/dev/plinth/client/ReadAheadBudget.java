@@ -20,7 +20,7 @@ final class ReadAheadBudget {
 
     /** {@code directMemoryBytes}: the process's limit, or a value <= 0 when unknown. */
     ReadAheadBudget(long configuredBytes, long directMemoryBytes) {
-        long bytes = WriteBudget.shareOfDirectMemory(configuredBytes, directMemoryBytes);
+        long bytes = dev.plinth.common.DirectMemory.shareOf(configuredBytes, directMemoryBytes);
         this.units = (int) Math.min(Integer.MAX_VALUE, Math.max(0, bytes) / PlinthFile.READ_UNIT_BYTES);
         this.free = new Semaphore(units);
     }

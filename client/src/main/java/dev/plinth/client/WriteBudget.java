@@ -1,5 +1,6 @@
 package dev.plinth.client;
 
+import dev.plinth.common.DirectMemory;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import java.util.concurrent.Semaphore;
@@ -24,17 +25,9 @@ final class WriteBudget {
 
     /** {@code directMemoryBytes}: the process's limit, or a value <= 0 when unknown. */
     WriteBudget(long configuredBytes, long directMemoryBytes) {
-        long bytes = shareOfDirectMemory(configuredBytes, directMemoryBytes);
+        long bytes = DirectMemory.shareOf(configuredBytes, directMemoryBytes);
         this.units = (int) Math.min(Integer.MAX_VALUE, Math.max(BYTES_MIN, bytes) / UNIT_BYTES);
         this.free = new Semaphore(units);
-    }
-
-    /**
-     * {@code configuredBytes}, but at most a quarter of {@code directMemoryBytes} (the process's
-     * limit, or a value <= 0 when unknown): what a client's budgets of direct buffers may hold.
-     */
-    static long shareOfDirectMemory(long configuredBytes, long directMemoryBytes) {
-        return directMemoryBytes > 0 ? Math.min(configuredBytes, directMemoryBytes / 4) : configuredBytes;
     }
 
     long bytes() {

@@ -38,10 +38,7 @@ final class ReadBuffers {
 
     /** How many buffers a process whose direct memory is limited to {@code directMemoryBytes} (<= 0: unknown) may make. */
     static int buffersMax(long directMemoryBytes) {
-        if (directMemoryBytes <= 0) {
-            return BUFFERS_MAX;
-        }
-        return Math.clamp(directMemoryBytes / 4 / BUFFER_BYTES, BUFFERS_MIN, BUFFERS_MAX);
+        return (int) Math.max(BUFFERS_MIN, dev.plinth.common.DirectMemory.shareOf((long) BUFFERS_MAX * BUFFER_BYTES, directMemoryBytes) / BUFFER_BYTES);
     }
 
     /**
