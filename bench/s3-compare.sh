@@ -24,6 +24,8 @@
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
 . "$(dirname "$0")/need.sh"; need curl iperf3 gcc python3
+# boto3 presigns the lean client's URLs near the end of a run: missing, say so now, as need does
+python3 -c 'import boto3' 2>/dev/null || { echo "$(basename "$0"): missing boto3; install with: apt-get install -y python3-boto3" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-1 4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
