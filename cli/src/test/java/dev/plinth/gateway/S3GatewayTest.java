@@ -653,6 +653,63 @@ class S3GatewayTest {
         assertThat(plinth.list("/atomic")).extracting(e -> e.name()).containsExactly("obj");
     }
 
+    /**
+     * A client that pipelines (sends its next requests before the answers) gets its answers in
+     * order, its uploads whole, and a connection that still serves; one that closes its side after
+     * its last request still gets every answer, then the end of the stream.
+     */
+    @Test
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        s3.createBucket(b -> b.bucket("pipelined"));
+        S3Credentials.KeyPair owner = S3Testing.ownerKey(cluster);
+        URI uri = URI.create(endpoint);
+        for (boolean halfClose : new boolean[] {false, true}) {
+            byte[] small = randomBytes(3_000);
+            byte[] large = randomBytes(300_000); // past the Data-on-MDT part: its body takes several reads
+            java.io.ByteArrayOutputStream sent = new java.io.ByteArrayOutputStream();
+            for (byte[] request : List.of(rawRequest(owner, "PUT", "/pipelined/small", small), rawRequest(owner, "GET", "/pipelined/small", null),
+                    rawRequest(owner, "PUT", "/pipelined/large", large), rawRequest(owner, "GET", "/pipelined/large", null),
+                    rawRequest(owner, "GET", "/pipelined/missing", null))) {
+                sent.write(request);
+            }
+            try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
+                socket.setSoTimeout(30_000);
+                // written on its own thread, as a pipelining client does: the gateway reads on only as it answers
+                Future<?> writer = Executors.newVirtualThreadPerTaskExecutor().submit(() -> {
+                    socket.getOutputStream().write(sent.toByteArray());
+                    if (halfClose) {
+                        socket.shutdownOutput();
+                    }
+                    return null;
+                });
+                java.io.InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+                assertThat(S3Testing.readOne(in).status()).isEqualTo(200);
+                assertThat(S3Testing.readOne(in).body()).isEqualTo(small);
+                assertThat(S3Testing.readOne(in).status()).isEqualTo(200);
+                assertThat(S3Testing.readOne(in).body()).isEqualTo(large);
+                assertThat(S3Testing.readOne(in).errorCode()).isEqualTo("NoSuchKey");
+                writer.get();
+                if (halfClose) {
+                    assertThat(in.read()).as("the end of the stream after the last answer").isEqualTo(-1);
+                } else {
+                    socket.getOutputStream().write(rawRequest(owner, "GET", "/pipelined/large", null));
+                    assertThat(S3Testing.readOne(in).body()).as("the same connection, later").isEqualTo(large);
+                }
+            }
+        }
+    }
+
+    private byte[] rawRequest(S3Credentials.KeyPair key, String method, String path, byte[] body) {
+        Map<String, String> headers = Map.of("content-length", String.valueOf(body == null ? 0 : body.length));
+        byte[] head = (S3Testing.signedHead(endpoint, key, method, path, headers, SigV4.UNSIGNED_PAYLOAD) + "\r\n\r\n")
+                .getBytes(StandardCharsets.UTF_8);
+        byte[] request = java.util.Arrays.copyOf(head, head.length + (body == null ? 0 : body.length));
+        if (body != null) {
+            System.arraycopy(body, 0, request, head.length, body.length);
+        }
+        return request;
+    }
+
     @Test
     void filesMadeThroughTheNamespaceAreObjects() throws IOException {
         plinth.mkdirs("/native/deep/er", 0755);

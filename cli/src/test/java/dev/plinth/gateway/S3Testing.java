@@ -92,17 +92,47 @@ public final class S3Testing {
         if (end < 0) {
             return new Response(-1, Map.of(), bytes);
         }
-        String[] lines = text.substring(0, end).split("\r\n");
+        Response head = parseHead(text.substring(0, end));
+        byte[] body = java.util.Arrays.copyOfRange(bytes, end + 4, bytes.length);
+        if ("chunked".equalsIgnoreCase(head.headers().get("transfer-encoding"))) {
+            body = dechunk(body);
+        }
+        return new Response(head.status(), head.headers(), body);
+    }
+
+    /**
+     * Reads one response from a connection that stays open: its head, then as many bytes of body as
+     * its Content-Length says (so not the answer to a HEAD, nor a chunked one).
+     */
+    static Response readOne(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        String end = "\r\n\r\n";
+        for (int matched = 0; matched < end.length(); ) {
+            int next = in.read();
+            if (next < 0) {
+                throw new java.io.EOFException("the connection closed within a response's head: " + head);
+            }
+            head.write(next);
+            matched = next == end.charAt(matched) ? matched + 1 : next == '\r' ? 1 : 0;
+        }
+        Response parsed = parseHead(head.toString(StandardCharsets.ISO_8859_1).strip());
+        int length = Integer.parseInt(parsed.headers().getOrDefault("content-length", "0"));
+        byte[] body = in.readNBytes(length);
+        if (body.length < length) {
+            throw new java.io.EOFException("the connection closed after " + body.length + " of " + length + " body bytes");
+        }
+        return new Response(parsed.status(), parsed.headers(), body);
+    }
+
+    /** The status and headers of a response head (without its blank line); no body. */
+    private static Response parseHead(String head) {
+        String[] lines = head.split("\r\n");
         Map<String, String> headers = new LinkedHashMap<>();
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
             headers.put(lines[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
         }
-        byte[] body = java.util.Arrays.copyOfRange(bytes, end + 4, bytes.length);
-        if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
-            body = dechunk(body);
-        }
-        return new Response(Integer.parseInt(lines[0].split(" ")[1]), headers, body);
+        return new Response(Integer.parseInt(lines[0].split(" ")[1]), headers, new byte[0]);
     }
 
     private static byte[] dechunk(byte[] body) {
