@@ -103,6 +103,7 @@ public final class Namespace {
         } catch (org.rocksdb.RocksDBException e) {
             throw new IllegalStateException(e);
         }
+        store.changing(key);
         seen.put(ByteBuffer.wrap(key), value);
     }
 
@@ -112,6 +113,7 @@ public final class Namespace {
         } catch (org.rocksdb.RocksDBException e) {
             throw new IllegalStateException(e);
         }
+        store.changing(key);
         seen.put(ByteBuffer.wrap(key), ABSENT);
     }
 
@@ -160,7 +162,11 @@ public final class Namespace {
     // ---- inodes and entries
 
     public InodeRecord inodeOrNull(long inodeId) {
-        byte[] value = get(MetaKeys.id(MetaKeys.INODE, inodeId));
+        byte[] key = MetaKeys.id(MetaKeys.INODE, inodeId);
+        if (batch == null) {
+            return store.getRecord(key, InodeRecord.class, InodeRecord::isDirectory); // a query: directories may come from the cache
+        }
+        byte[] value = get(key);
         return value == null ? null : MetaStore.decode(InodeRecord.class, value);
     }
 
@@ -185,7 +191,11 @@ public final class Namespace {
     }
 
     public DentryRecord dentry(long parentId, String name) {
-        byte[] value = get(MetaKeys.named(MetaKeys.DENTRY, parentId, name));
+        byte[] key = MetaKeys.named(MetaKeys.DENTRY, parentId, name);
+        if (batch == null) {
+            return store.getRecord(key, DentryRecord.class, entry -> entry.type() == FileType.DIRECTORY);
+        }
+        byte[] value = get(key);
         return value == null ? null : MetaStore.decode(DentryRecord.class, value);
     }
 

@@ -6,6 +6,8 @@ import dev.plinth.common.codec.RecordCodec;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.FlushOptions;
@@ -80,8 +82,13 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /** Set while this thread runs {@link #readConsistently}: its reads see one snapshot. */
-    private final ThreadLocal<ReadOptions> snapshotReads = new ThreadLocal<>();
+    /** What this thread reads while it runs {@link #readConsistently}: one snapshot, and the directory cache's generation before it. */
+    private record SnapshotView(ReadOptions options, long generation) {}
+
+    private final ThreadLocal<SnapshotView> snapshotReads = new ThreadLocal<>();
+    private final DirectoryCache directories = new DirectoryCache();
+    /** Keys of cached kinds that the batch being built writes (only the one apply thread writes). */
+    private List<byte[]> changing = new ArrayList<>();
 
     /**
      * Runs {@code reads} against one snapshot of the store: a query that reads several keys (a
@@ -89,9 +96,10 @@ public final class MetaStore implements AutoCloseable {
      * them, or a file replaced by a rename looks missing for a moment.
      */
     public <T> T readConsistently(java.util.function.Supplier<T> reads) {
+        long generation = directories.generation(); // before the snapshot: see DirectoryCache
         org.rocksdb.Snapshot taken = db.getSnapshot();
         try (ReadOptions options = new ReadOptions().setSnapshot(taken)) {
-            snapshotReads.set(options);
+            snapshotReads.set(new SnapshotView(options, generation));
             return reads.get();
         } finally {
             snapshotReads.remove();
@@ -100,11 +108,46 @@ public final class MetaStore implements AutoCloseable {
     }
 
     public byte[] get(byte[] key) {
-        ReadOptions consistent = snapshotReads.get();
+        SnapshotView consistent = snapshotReads.get();
+        return get(consistent != null ? consistent.options() : readOptions, key);
+    }
+
+    private byte[] get(ReadOptions options, byte[] key) {
         try {
-            return db.get(consistent != null ? consistent : readOptions, key);
+            return db.get(options, key);
         } catch (RocksDBException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The record at an inode or directory-entry key, decoded, as a query reads it: from the
+     * {@link DirectoryCache} where it may, and kept there if it {@code isDirectory}. Outside
+     * {@link #readConsistently} a plain read.
+     */
+    public <T extends Record> T getRecord(byte[] key, Class<T> type, java.util.function.Predicate<T> isDirectory) {
+        SnapshotView view = snapshotReads.get();
+        if (view != null) {
+            Object cached = directories.get(key, view.generation());
+            if (cached != null) {
+                return type.cast(cached);
+            }
+        }
+        byte[] value = get(view != null ? view.options() : readOptions, key);
+        if (value == null) {
+            return null;
+        }
+        T record = decode(type, value);
+        if (view != null && isDirectory.test(record)) {
+            directories.put(key, record, view.generation());
+        }
+        return record;
+    }
+
+    /** Told of every key a change puts or deletes in the batch being built, before the batch commits. */
+    public void changing(byte[] key) {
+        if (key.length > 0 && (key[0] == MetaKeys.INODE || key[0] == MetaKeys.DENTRY)) {
+            changing.add(key);
         }
     }
 
@@ -127,7 +170,7 @@ public final class MetaStore implements AutoCloseable {
         Slice bound = new Slice(upperBound);
         ReadOptions options = new ReadOptions().setIterateUpperBound(bound);
         if (batch == null && snapshotReads.get() != null) {
-            options.setSnapshot(snapshotReads.get().snapshot());
+            options.setSnapshot(snapshotReads.get().options().snapshot());
         }
         RocksIterator base = db.newIterator(options);
         return new Scan(batch == null ? base : batch.newIteratorWithBase(base), options, bound);
@@ -145,12 +188,21 @@ public final class MetaStore implements AutoCloseable {
 
     /** Commits a batch together with the Raft term and index it applies. */
     public void commit(WriteBatchWithIndex batch, long term, long index) {
+        List<byte[]> cachedKinds = changing;
+        changing = new ArrayList<>();
+        if (!cachedKinds.isEmpty()) {
+            directories.committing(cachedKinds);
+        }
         try {
             batch.put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
             db.write(writeOptions, batch);
         } catch (RocksDBException e) {
             // A failed local write leaves this replica behind the log: stop rather than diverge.
             throw new IllegalStateException("metadata write failed: " + e.getMessage(), e);
+        } finally {
+            if (!cachedKinds.isEmpty()) {
+                directories.committed();
+            }
         }
     }
 
