@@ -202,7 +202,7 @@ final class BodyStream extends ByteArrayReads {
     }
 
     private void requestRead() {
-        context.channel().eventLoop().execute(context::read);
+        context.channel().eventLoop().execute(() -> S3Gateway.readMore(context));
     }
 
     /** Frees what is queued; later pieces are dropped as they come. */

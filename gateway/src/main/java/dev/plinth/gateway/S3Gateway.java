@@ -159,6 +159,19 @@ public final class S3Gateway implements AutoCloseable {
     private static final long LINGER_BYTES_MAX = 64L << 20;
 
     /**
+     * Asks the channel for more input, unless there is none to come: on Netty's epoll channel a
+     * read asked for after the client closed its side fails (the socket is no longer watched) and
+     * the connection dies with the answer still to be written. Every read the gateway asks for
+     * goes through here; call it on the event loop.
+     */
+    static void readMore(ChannelHandlerContext context) {
+        Channel channel = context.channel();
+        if (channel.isActive() && !(channel instanceof io.netty.channel.socket.DuplexChannel duplex && duplex.isInputShutdown())) {
+            context.read();
+        }
+    }
+
+    /**
      * One connection: at most one request in progress. A connection closed while its client may
      * still be sending (an answer before the body was read: a refused upload, oversize headers)
      * closes lingering, as web servers do: it sends FIN after the answer and drops what still
@@ -189,7 +202,7 @@ public final class S3Gateway implements AutoCloseable {
 
         @Override
         public void channelActive(ChannelHandlerContext context) {
-            context.read();
+            readMore(context);
         }
 
         @Override
@@ -211,7 +224,7 @@ public final class S3Gateway implements AutoCloseable {
                 if (drainedBytes > LINGER_BYTES_MAX) {
                     context.close();
                 } else {
-                    context.read();
+                    readMore(context);
                 }
                 return;
             }
@@ -239,7 +252,7 @@ public final class S3Gateway implements AutoCloseable {
                     requestReceived = true;
                     readIfReady(context);
                 } else if (more && parked.isEmpty()) {
-                    context.read();
+                    readMore(context);
                 }
             } else if (!(message instanceof HttpRequest)) {
                 io.netty.util.ReferenceCountUtil.release(message);
@@ -322,7 +335,7 @@ public final class S3Gateway implements AutoCloseable {
          */
         private void readIfReady(ChannelHandlerContext context) {
             if (parked.isEmpty() && !draining && !refused && !inputShutdown && (exchange == null || requestReceived)) {
-                context.read();
+                readMore(context);
             }
         }
 
@@ -344,7 +357,7 @@ public final class S3Gateway implements AutoCloseable {
                 channel.eventLoop().schedule(() -> {
                     channel.close();
                 }, LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
-                context.read();
+                readMore(context);
             } else {
                 channel.close();
             }
