@@ -182,27 +182,24 @@ public final class MetaService implements AutoCloseable {
         if (query instanceof MetaMessages.StatFs) {
             return CompletableFuture.completedFuture(statFs());
         }
-        CompletableFuture<byte[]> result;
         if (raft.isSingleReplica() && inline) {
             inlineReads.incrementAndGet();
             try {
-                result = closed ? CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping"))
-                        : CompletableFuture.completedFuture(stateMachine.queryLocal(query));
+                return closed ? CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping"))
+                        : CompletableFuture.completedFuture(responseType.cast(stateMachine.queryRecord(query)));
             } catch (RuntimeException e) {
-                result = CompletableFuture.failedFuture(e);
+                return CompletableFuture.failedFuture(e);
             } finally {
                 inlineReads.decrementAndGet();
             }
         } else if (raft.isSingleReplica()) {
             try {
-                result = CompletableFuture.supplyAsync(() -> stateMachine.queryLocal(query), readExecutor);
+                return CompletableFuture.supplyAsync(() -> responseType.cast(stateMachine.queryRecord(query)), readExecutor);
             } catch (RejectedExecutionException e) {
                 return CompletableFuture.failedFuture(new PlinthException(ErrorCode.BUSY, "metadata read queue is full"));
             }
-        } else {
-            result = raft.read(MetaCodec.encodeRequest((Record) query));
         }
-        return result.thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
+        return raft.read(MetaCodec.encodeRequest((Record) query)).thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
     }
 
     /** Stamps, places and logs a change; returns its response record once applied. */
@@ -323,7 +320,7 @@ public final class MetaService implements AutoCloseable {
     }
 
     private AttributesReply queryNow(Query query) {
-        return MetaCodec.decodeResult(AttributesReply.class, stateMachine.queryLocal(query));
+        return (AttributesReply) stateMachine.queryRecord(query);
     }
 
     private MetaMessages.StatFsReply statFs() {

@@ -208,16 +208,22 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         }
     }
 
-    /** Serves a query from local state; the caller makes sure this replica may answer (leader, lease). */
+    /** Serves a query from local state, encoded as Ratis carries it; the caller makes sure this replica may answer (leader, lease). */
     public byte[] queryLocal(Query query) {
+        try {
+            return MetaCodec.ok(queryRecord(query));
+        } catch (PlinthException e) {
+            return MetaCodec.failed(e.code(), e.detail());
+        }
+    }
+
+    /**
+     * As above, the response record itself (a failure throws its PlinthException): for a single
+     * replica, which answers from its own state, so the response is not encoded only to be decoded.
+     */
+    public Record queryRecord(Query query) {
         Namespace namespace = new Namespace(store, null, mdtIndex, query.header());
-        return store.readConsistently(() -> {
-            try {
-                return MetaCodec.ok(Operations.query(namespace, query));
-            } catch (PlinthException e) {
-                return MetaCodec.failed(e.code(), e.detail());
-            }
-        });
+        return store.readConsistently(() -> Operations.query(namespace, query));
     }
 
     @Override
