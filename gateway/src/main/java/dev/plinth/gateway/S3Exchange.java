@@ -36,6 +36,8 @@ final class S3Exchange {
     private final String rawPath;
     private final String path;
     private final List<Map.Entry<String, String>> query;
+    /** Each query parameter's first value, by name: a request asks for several (authentication alone six). */
+    private final Map<String, String> parameters;
     private final ReentrantLock writableLock = new ReentrantLock();
     private final Condition writable = writableLock.newCondition();
     private final Completion onComplete;
@@ -75,6 +77,11 @@ final class S3Exchange {
             }
         }
         this.query = List.copyOf(parameters);
+        java.util.HashMap<String, String> byName = new java.util.HashMap<>();
+        for (Map.Entry<String, String> parameter : this.query) {
+            byName.putIfAbsent(parameter.getKey(), parameter.getValue());
+        }
+        this.parameters = byName;
     }
 
     String method() {
@@ -91,11 +98,12 @@ final class S3Exchange {
     }
 
     boolean hasParameter(String name) {
-        return query.stream().anyMatch(e -> e.getKey().equals(name));
+        return parameters.containsKey(name);
     }
 
+    /** The first value of a query parameter, or null. */
     String parameter(String name) {
-        return query.stream().filter(e -> e.getKey().equals(name)).map(Map.Entry::getValue).findFirst().orElse(null);
+        return parameters.get(name);
     }
 
     HttpHeaders headers() {
