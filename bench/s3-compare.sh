@@ -19,7 +19,10 @@
 #   WARM_LARGE_ROUNDS (GETs of the four 64 MiB warm-up objects, from the page cache, before the measured ones: 16,
 #   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
 #   the JIT reaching steady state as design note 53 found for the native client),
-#   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3)
+#   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3),
+#   LEAN_REPEAT (how many times each lean-client round GETs the SMALL_OBJECTS, after one such round unmeasured: 10; a
+#   single pass took 0.15-0.4 s and caught the JVMs still compiling: a fresh gateway's CPU per small GET fell from
+#   0.17 to 0.09 ms over its first ~70,000 GETs, design note 66)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, python3-boto3 (to presign), and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
@@ -29,7 +32,7 @@ python3 -c 'import boto3' 2>/dev/null || { echo "$(basename "$0"): missing boto3
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-1 4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
-WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}
+WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}; LEAN_REPEAT=${LEAN_REPEAT:-10}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${CEILING_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   sleep 2; return 0
@@ -142,12 +145,15 @@ s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key, aws_secret
 for i in range(1, int(count) + 1):
     print(s3.generate_presigned_url("get_object", Params={"Bucket": "bench-" + name, "Key": "small1-%d" % i}, ExpiresIn=3600)[len(endpoint):])
 PY
+  for _ in $(seq "$LEAN_REPEAT"); do cat "$BASE/work/$1.paths"; done > "$BASE/work/$1.lean"
+  "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.lean" "$SMALL_THREADS" > /dev/null # warm-up, not measured
 done
+LEAN=$((SMALL * LEAN_REPEAT))
 for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do
   set -- $server
-  seconds=$(measured "$1 lean small$round $SMALL" "$BASE/work/getload.out" "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.paths" \
+  seconds=$(measured "$1 lean small$round $LEAN" "$BASE/work/getload.out" "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.lean" \
     "$SMALL_THREADS") || { echo "$1: $(cat "$BASE/work/getload.out")" >&2; exit 1; }
-  echo "$1 get lean $(python3 -c "print($SMALL / $seconds)")" >> "$BASE/work/results.log"
+  echo "$1 get lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
 done; done
 
 # Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
