@@ -190,8 +190,9 @@ public final class S3Gateway implements AutoCloseable {
         /** Whether the request in progress has arrived whole: what arrives now belongs to the next one. */
         private boolean requestReceived;
         /**
-         * What arrived for later requests while one was in progress, in order. Bounded by what one
-         * socket read brings: nothing more is read while anything waits here.
+         * What arrived for later requests while one was in progress, in order. Nothing more is read
+         * while anything waits here, so it holds at most one socket read's bytes, or, once the
+         * client has closed its side (Netty then reads to the end), what its socket buffer held.
          */
         private final java.util.ArrayDeque<Object> parked = new java.util.ArrayDeque<>();
         private boolean inputShutdown;
