@@ -65,8 +65,7 @@ public final class DataOnMdt {
 
     /** All of a readable file of at most {@code bytesMax} that lies in its Data-on-MDT part (zeros where nothing is stored), else null. */
     static byte[] wholeFile(Namespace namespace, InodeRecord inode, int bytesMax) {
-        if (inode.type() != FileType.FILE || inode.layout() == null || inode.sizeBytes() > Math.min(bytesMax, inode.layout().mdtBytes())
-                || !namespace.allowed(inode, Namespace.READ)) {
+        if (!fits(inode, bytesMax) || !namespace.allowed(inode, Namespace.READ)) {
             return null;
         }
         byte[] bytes = new byte[(int) inode.sizeBytes()];
@@ -75,6 +74,11 @@ public final class DataOnMdt {
             System.arraycopy(stored, 0, bytes, 0, Math.min(bytes.length, stored.length));
         }
         return bytes;
+    }
+
+    /** Whether all of {@code inode}'s bytes lie in its Data-on-MDT part and are at most {@code bytesMax}. */
+    static boolean fits(InodeRecord inode, int bytesMax) {
+        return inode.type() == FileType.FILE && inode.layout() != null && inode.sizeBytes() <= Math.min(bytesMax, inode.layout().mdtBytes());
     }
 
     /** The file is cut to {@code sizeBytes}: bytes past it are gone, so growing it again reads zeros. */

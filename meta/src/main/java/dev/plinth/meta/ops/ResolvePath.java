@@ -7,6 +7,7 @@ import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.InodeRecord;
+import dev.plinth.meta.store.MetaKeys;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 import java.util.ArrayDeque;
@@ -21,6 +22,11 @@ public final class ResolvePath {
 
     public static AttributesReply apply(Namespace namespace, MetaMessages.ResolvePath request) {
         InodeRecord inode = resolve(namespace, request.path(), request.followLast());
+        if (request.xattrName() != null && request.fileBytesMax() > 0 && DataOnMdt.fits(inode, request.fileBytesMax())) {
+            // a small S3 GET: its record and its bytes in one read of the store
+            namespace.prefetch(List.of(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.xattrName()),
+                    MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId())));
+        }
         return new AttributesReply(inode.toAttributes(),
                 request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()),
                 request.fileBytesMax() > 0 ? DataOnMdt.wholeFile(namespace, inode, request.fileBytesMax()) : null);

@@ -120,6 +120,16 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
+    /** The values of {@code keys} (null where absent), read in one call, from this thread's snapshot if it has one. */
+    public List<byte[]> getAll(List<byte[]> keys) {
+        SnapshotView view = snapshotReads.get();
+        try {
+            return db.multiGetAsList(view != null ? view.options() : readOptions, keys);
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
     /**
      * The record at an inode or directory-entry key, decoded, as a query reads it: from the
      * {@link DirectoryCache} where it may, and kept there if it {@code isDirectory}. Outside
