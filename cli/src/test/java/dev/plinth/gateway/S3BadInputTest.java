@@ -223,6 +223,41 @@ class S3BadInputTest {
         awaitInodes(inodes);
     }
 
+    /**
+     * A client that expects 100-continue sends its body only after the gateway's 100, which comes
+     * when the request's handler reads: an upload refused first (a signature that does not match) is
+     * answered without a 100, so its body is never sent; an accepted one gets its 100, then its 200.
+     */
+    @Test
+    void expectContinueHasTheBodySentOnlyWhenItIsWanted() throws IOException {
+        URI uri = URI.create(endpoint);
+        byte[] content = new byte[50_000];
+        new java.util.Random(7).nextBytes(content);
+        Map<String, String> headers = Map.of("content-length", String.valueOf(content.length), "expect", "100-continue");
+        String refusedHead = S3Testing.signedHead(endpoint, new S3Credentials.KeyPair(key.accessKeyId(), "not-the-secret"), "PUT",
+                "/bad/refused", headers, SigV4.UNSIGNED_PAYLOAD);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write((refusedHead + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            S3Testing.Response refused = S3Testing.readOne(new java.io.BufferedInputStream(socket.getInputStream()));
+            assertThat(refused.status()).isEqualTo(403);
+            assertThat(refused.errorCode()).isEqualTo("SignatureDoesNotMatch");
+        }
+        String acceptedHead = S3Testing.signedHead(endpoint, key, "PUT", "/bad/continued", headers, SigV4.UNSIGNED_PAYLOAD);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(30_000);
+            java.io.InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+            OutputStream out = socket.getOutputStream();
+            out.write((acceptedHead + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            assertThat(S3Testing.readOne(in).status()).isEqualTo(100);
+            out.write(content);
+            assertThat(S3Testing.readOne(in).status()).isEqualTo(200);
+        }
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("bad").key("continued")).asByteArray()).isEqualTo(content);
+        s3.deleteObject(b -> b.bucket("bad").key("continued"));
+        assertThat(plinth.exists("/bad/refused")).isFalse();
+    }
+
     /** Beyond s3.requests-inflight-max requests at once the answer is SlowDown, and the gateway serves again once they end. */
     @Test
     void requestsBeyondTheInflightLimitAreToldToSlowDown() throws Exception {

@@ -304,6 +304,12 @@ public final class S3Gateway implements AutoCloseable {
                     }
                 });
             });
+            if (parked.isEmpty() && (HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request))) {
+                // a body is to come: asked for now, the socket stays watched (design note 65). A client that
+                // expects 100-continue sends nothing until the handler reads and the gateway answers 100, so
+                // a request refused first still never has its body sent; BodyStream bounds what comes early.
+                readMore(context);
+            }
             S3Exchange started = exchange;
             Thread.ofVirtual().name("s3-" + requestId).start(() -> {
                 try {
