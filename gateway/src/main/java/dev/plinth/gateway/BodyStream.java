@@ -16,8 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * A request body as it arrives from Netty, read by the request's (virtual) thread. The channel
  * does not read on its own (auto-read is off): this stream asks for more only while it holds
  * less than {@link #BUFFERED_BYTES_MAX} ({@link #EARLY_BYTES_MAX} before its reader starts), so a
- * fast client of a slow upload is held back by TCP and memory does not grow with the object's size. "Expect: 100-continue" is answered when the
- * handler first reads, so a request refused before that (bad signature) never gets its body sent.
+ * fast client of a slow upload is held back by TCP and memory does not grow with the object's size.
+ * "Expect: 100-continue" is answered when the handler first reads, so a request refused before that
+ * (bad signature) never gets its body sent.
  */
 final class BodyStream extends ByteArrayReads {
     static final int BUFFERED_BYTES_MAX = 4 << 20;

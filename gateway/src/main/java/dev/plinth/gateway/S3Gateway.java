@@ -208,7 +208,7 @@ public final class S3Gateway implements AutoCloseable {
 
         @Override
         public void channelRead(ChannelHandlerContext context, Object message) {
-            if (!draining && !refused && (!parked.isEmpty() || exchange != null && requestReceived)) {
+            if (serving() && (!parked.isEmpty() || answering())) {
                 parked.add(message);
                 return;
             }
@@ -294,7 +294,7 @@ public final class S3Gateway implements AutoCloseable {
                         return;
                     }
                     // what the client sent before this answer comes first (a request it sent before closing its side too)
-                    while (!parked.isEmpty() && !draining && !refused && !(exchange != null && requestReceived)) {
+                    while (!parked.isEmpty() && serving() && !answering()) {
                         receive(context, parked.poll());
                     }
                     if (exchange == null && parked.isEmpty() && inputShutdown) {
@@ -336,12 +336,22 @@ public final class S3Gateway implements AutoCloseable {
             context.writeAndFlush(response).addListener(written -> lingeringClose(context));
         }
 
+        /** Whether messages go to requests: not once the connection answered a refusal or drains before it closes. */
+        private boolean serving() {
+            return !draining && !refused;
+        }
+
+        /** Whether a request has arrived whole and is being answered: what arrives now is for the next one. */
+        private boolean answering() {
+            return exchange != null && requestReceived;
+        }
+
         /**
          * Asks for more input when nothing waits in {@link #parked} and the connection is between
          * requests or has the current one whole. Mid-body, the body stream asks as its reader makes room.
          */
         private void readIfReady(ChannelHandlerContext context) {
-            if (parked.isEmpty() && !draining && !refused && !inputShutdown && (exchange == null || requestReceived)) {
+            if (parked.isEmpty() && serving() && (exchange == null || answering())) {
                 readMore(context);
             }
         }
