@@ -249,14 +249,19 @@ public final class Namespace {
         return getLong(MDT_DATA_BYTES_KEY, 0);
     }
 
+    /** The store's key of a file's Data-on-MDT bytes (path resolution prefetches it). */
+    public static byte[] mdtDataKey(long inodeId) {
+        return MetaKeys.id(MetaKeys.MDT_DATA, inodeId);
+    }
+
     /** A file's stored Data-on-MDT bytes, or null. */
     public byte[] mdtData(long inodeId) {
-        return getRaw(MetaKeys.id(MetaKeys.MDT_DATA, inodeId));
+        return getRaw(mdtDataKey(inodeId));
     }
 
     /** Stores a file's Data-on-MDT bytes (null: removes them), keeping the MDT's total. */
     public void putMdtData(long inodeId, byte[] bytes) {
-        byte[] key = MetaKeys.id(MetaKeys.MDT_DATA, inodeId);
+        byte[] key = mdtDataKey(inodeId);
         byte[] stored = getRaw(key);
         long delta = (bytes == null ? 0 : bytes.length) - (stored == null ? 0 : stored.length);
         if (bytes == null) {

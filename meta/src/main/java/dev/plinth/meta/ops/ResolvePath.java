@@ -7,7 +7,6 @@ import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.InodeRecord;
-import dev.plinth.meta.store.MetaKeys;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 import java.util.ArrayDeque;
@@ -24,8 +23,7 @@ public final class ResolvePath {
         InodeRecord inode = resolve(namespace, request.path(), request.followLast());
         if (request.xattrName() != null && request.fileBytesMax() > 0 && DataOnMdt.fits(inode, request.fileBytesMax())) {
             // a small S3 GET: its record and its bytes in one read of the store
-            namespace.prefetch(List.of(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.xattrName()),
-                    MetaKeys.id(MetaKeys.MDT_DATA, inode.inodeId())));
+            namespace.prefetch(List.of(Xattrs.key(inode.inodeId(), request.xattrName()), Namespace.mdtDataKey(inode.inodeId())));
         }
         return new AttributesReply(inode.toAttributes(),
                 request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()),

@@ -38,11 +38,16 @@ public final class Xattrs {
         }
     }
 
+    /** The store's key of a file's attribute: the one place that says so (path resolution prefetches it). */
+    static byte[] key(long inodeId, String name) {
+        return MetaKeys.named(MetaKeys.XATTR, inodeId, name);
+    }
+
     public static XattrValue get(Namespace namespace, MetaMessages.GetXattr request) {
         checkName(request.name());
         InodeRecord inode = namespace.inode(request.inodeId());
         checkAccess(namespace, inode, request.name(), Namespace.READ);
-        byte[] value = namespace.getRaw(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name()));
+        byte[] value = namespace.getRaw(key(inode.inodeId(), request.name()));
         if (value == null) {
             throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
         }
@@ -57,7 +62,7 @@ public final class Xattrs {
         } catch (PlinthException e) {
             return null;
         }
-        return namespace.getRaw(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), name));
+        return namespace.getRaw(key(inode.inodeId(), name));
     }
 
     public static XattrNames list(Namespace namespace, MetaMessages.ListXattr request) {
@@ -84,14 +89,14 @@ public final class Xattrs {
     static void setOnNewFile(Namespace namespace, InodeRecord inode, String name, byte[] value) {
         checkNameAndValue(name, value);
         checkAccess(namespace, inode, name, Namespace.WRITE);
-        namespace.put(MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), name), value);
+        namespace.put(key(inode.inodeId(), name), value);
     }
 
     public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
         checkNameAndValue(request.name(), request.value());
         InodeRecord inode = namespace.inode(request.inodeId());
         checkAccess(namespace, inode, request.name(), Namespace.WRITE);
-        byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
+        byte[] key = key(inode.inodeId(), request.name());
         boolean exists = namespace.getRaw(key) != null;
         if ((request.flags() & MetaMessages.XATTR_CREATE) != 0 && exists) {
             throw new PlinthException(ErrorCode.ALREADY_EXISTS, request.name());
@@ -108,7 +113,7 @@ public final class Xattrs {
         checkName(request.name());
         InodeRecord inode = namespace.inode(request.inodeId());
         checkAccess(namespace, inode, request.name(), Namespace.WRITE);
-        byte[] key = MetaKeys.named(MetaKeys.XATTR, inode.inodeId(), request.name());
+        byte[] key = key(inode.inodeId(), request.name());
         if (namespace.getRaw(key) == null) {
             throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
         }
