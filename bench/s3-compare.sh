@@ -8,8 +8,8 @@
 # fsync, GET by sendfile): what the machine and the load generator allow, so a target above it is
 # out of reach with this load on this machine whatever the gateway does (design note 64). The load generator is curl (libcurl's
 # parallel transfers, SigV4 with an unsigned payload): one C process, so the client costs the
-# servers as little CPU as possible on a small machine; small GETs are measured once more with
-# bench/s3-ceiling/getload.c (presigned URLs on keep-alive connections), which costs far less per
+# servers as little CPU as possible on a small machine; small GETs and PUTs are measured once more with
+# bench/s3-ceiling/s3load.c (presigned URLs on keep-alive connections), which costs far less per
 # request than curl, where curl's one thread is the limit.
 #   usage: bench/s3-compare.sh [BASE_DIR=/tmp/plinth-s3-bench] [SIZE_MIB=64] [OBJECTS=16] [SMALL_OBJECTS=2000]
 #   environment: THREADS (how many large transfers run in parallel, a measurement for each: "1 4"; the servers
@@ -22,7 +22,7 @@
 #   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3),
 #   LEAN_REPEAT (how many times each lean-client round GETs the SMALL_OBJECTS, after one such round unmeasured: 10; a
 #   single pass took 0.15-0.4 s and caught the JVMs still compiling: a fresh gateway's CPU per small GET fell from
-#   0.17 to 0.09 ms over its first ~70,000 GETs, design note 66)
+#   0.17 to 0.09 ms over its first ~70,000 GETs, design note 66; a lean PUT round PUTs as many new objects)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, python3-boto3 (to presign), and Maven Central once
 # (bench/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
@@ -132,28 +132,39 @@ SERVERS=("plinth http://127.0.0.1:9290 $PLINTH_KEY $PLINTH_SECRET" "s3proxy http
 for server in "${SERVERS[@]}"; do large $server; done
 for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do small "$round" $server; done; done
 
-# ---- small GETs again with a lean client (bench/s3-ceiling/getload.c: keep-alive connections, presigned URLs, no
-# output files), which costs the machine far less per request than curl, so the rates show the servers' own limits
-gcc -O2 -pthread -o "$BASE/work/getload" "$HERE/bench/s3-ceiling/getload.c"
+# ---- small GETs and PUTs again with a lean client (bench/s3-ceiling/s3load.c: keep-alive connections, presigned URLs,
+# no files opened per request), which costs the machine far less per request than curl, so the rates show the servers'
+# own limits. Each PUT round writes new keys; round 0 warms up, unmeasured.
+gcc -O2 -pthread -o "$BASE/work/s3load" "$HERE/bench/s3-ceiling/s3load.c"
+LEAN=$((SMALL * LEAN_REPEAT))
 for server in "${SERVERS[@]}"; do
   set -- $server
-  python3 - "$@" "$SMALL" > "$BASE/work/$1.paths" <<'PY'
+  python3 - "$@" "$SMALL" "$LEAN" "$SMALL_ROUNDS" "$BASE/work/$1" <<'PY'
 import sys, boto3, botocore.config
-name, endpoint, key, secret, count = sys.argv[1:6]
+name, endpoint, key, secret, count, lean, rounds, out = sys.argv[1:9]
 s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key, aws_secret_access_key=secret, region_name="us-east-1",
                   config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": "path"}))
-for i in range(1, int(count) + 1):
-    print(s3.generate_presigned_url("get_object", Params={"Bucket": "bench-" + name, "Key": "small1-%d" % i}, ExpiresIn=3600)[len(endpoint):])
+def paths(method, keys):
+    return "".join(s3.generate_presigned_url(method, Params={"Bucket": "bench-" + name, "Key": k}, ExpiresIn=3600)[len(endpoint):] + "\n"
+                   for k in keys)
+with open(out + ".get", "w") as f:
+    f.write(paths("get_object", ("small1-%d" % i for i in range(1, int(count) + 1))))
+for r in range(int(rounds) + 1):
+    with open(out + ".put%d" % r, "w") as f:
+        f.write(paths("put_object", ("lean%d-%d" % (r, i) for i in range(1, int(lean) + 1))))
 PY
-  for _ in $(seq "$LEAN_REPEAT"); do cat "$BASE/work/$1.paths"; done > "$BASE/work/$1.lean"
-  "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.lean" "$SMALL_THREADS" > /dev/null # warm-up, not measured
+  for _ in $(seq "$LEAN_REPEAT"); do cat "$BASE/work/$1.get"; done > "$BASE/work/$1.lean"
+  "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.lean" "$SMALL_THREADS" > /dev/null # warm-up, not measured
+  "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.put0" "$SMALL_THREADS" "$BASE/work/small" > /dev/null
 done
-LEAN=$((SMALL * LEAN_REPEAT))
 for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do
   set -- $server
-  seconds=$(measured "$1 lean small$round $LEAN" "$BASE/work/getload.out" "$BASE/work/getload" "${2#http://}" "$BASE/work/$1.lean" \
-    "$SMALL_THREADS") || { echo "$1: $(cat "$BASE/work/getload.out")" >&2; exit 1; }
+  seconds=$(measured "$1 lean small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.lean" \
+    "$SMALL_THREADS") || { echo "$1: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
   echo "$1 get lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
+  seconds=$(measured "$1 leanput small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.put$round" \
+    "$SMALL_THREADS" "$BASE/work/small") || { echo "$1: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
+  echo "$1 put lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
 done; done
 
 # Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
@@ -170,14 +181,14 @@ def rate(server, what, kind):
     return statistics.median(float(r[3]) for r in results if r[:3] == [server, what, kind])
 for server in servers:
     print("%-7s %s" % (server, "; ".join("%s %s %s" % (what.upper(), kind, " ".join("%.0f" % float(r[3]) for r in results if r[:3] == [server, what, kind]))
-          for kind in ["x" + t for t in threads] + ["small", "lean"] for what in ("put", "get") if (what, kind) != ("put", "lean"))) + " (MiB/s, small: requests/s)")
+          for kind in ["x" + t for t in threads] + ["small", "lean"] for what in ("put", "get"))) + " (MiB/s, small: requests/s)")
 for server in servers:
     parts = []
     for what in ("put", "get"):
         for t in threads:
             row = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2] == "large%s-" % t][-1]
             parts.append("%s x%s %.2f core-s/GiB (%.0f%% idle)" % (what.upper(), t, float(row[4]) / gib, 100 * float(row[5])))
-    for what, label in (("put", "PUT small"), ("get", "GET small"), ("lean", "GET small, lean client")):
+    for what, label in (("put", "PUT small"), ("get", "GET small"), ("leanput", "PUT small, lean client"), ("lean", "GET small, lean client")):
         rows = [r for r in cpu_rows if r[0] == server and r[1] == what and r[2].startswith("small")]
         parts.append("%s %.3f core-ms/request (%.0f%% idle)" % (label, statistics.median(float(r[4]) / int(r[3]) * 1000 for r in rows),
                      100 * statistics.median(float(r[5]) for r in rows)))
@@ -189,6 +200,7 @@ for t in threads:
     rows.append(("GET %s MiB x%s (MiB/s)" % (size, t), "get", "x" + t, bound, "min(disk read, loopback) = " + ("disk" if local_read <= loopback else "loopback"), 0.7, 2.0))
 rows.append(("PUT %s B (req/s)" % small, "put", "small", None, "-", None, 2.0))
 rows.append(("GET %s B (req/s)" % small, "get", "small", None, "-", None, 2.0))
+rows.append(("PUT %s B lean (req/s)" % small, "put", "lean", None, "new objects from a lean client", None, 2.0))
 rows.append(("GET %s B lean (req/s)" % small, "get", "lean", None, "the same GETs from a lean client", None, 2.0))
 # ceiling/s3proxy below a target's "x s3proxy" means no server reaches that target on this machine with this load
 print("%-24s %10s %10s %10s %10s %9s %9s %9s  %s" % ("benchmark (xN: in parallel)", "baseline", "plinth", "s3proxy", "ceiling", "/baseline",

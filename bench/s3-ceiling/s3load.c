@@ -1,12 +1,13 @@
 /*
- * A lean load generator for small GETs: THREADS threads, each on one keep-alive connection, send
- * plain HTTP/1.1 GETs of the paths in a file (one per line, already carrying their authorization,
- * e.g. presigned URLs' path and query) and read each whole answer. No TLS, no signing, no output
- * files: it costs a server's machine far less per request than curl, so it tells a server's own
- * limit from curl's (design note 64). Prints requests/s and how many answers were not 200.
+ * A lean load generator for small objects: THREADS threads, each on one keep-alive connection, send
+ * plain HTTP/1.1 requests for the paths in a file (one per line, already carrying their
+ * authorization, e.g. presigned URLs' path and query) and read each whole answer: GETs, or with
+ * BODY_FILE PUTs of that file's bytes (at most 1 MiB, sent with the head in one write). No TLS, no
+ * signing, no output files: it costs a server's machine far less per request than curl, so it tells
+ * a server's own limit from curl's (design note 64). Prints requests/s and how many answers were not 200.
  *
- *   usage: getload HOST_PORT PATHS_FILE [THREADS=16]
- *   build: gcc -O2 -pthread -o getload getload.c
+ *   usage: s3load HOST_PORT PATHS_FILE [THREADS=16] [BODY_FILE]
+ *   build: gcc -O2 -pthread -o s3load s3load.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +25,8 @@
 static struct sockaddr_in address;
 static char host[64];
 static char **paths;
+static char *body; /* PUT this, or GET when NULL */
+static size_t body_length;
 static int path_count, thread_count;
 static long failures;
 static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,12 +65,27 @@ static void *load(void *argument) {
         perror("connect");
         exit(1);
     }
-    char request[8192], *answer = malloc(1 << 20);
+    size_t request_size = 8192 + body_length;
+    char *request = malloc(request_size), *answer = malloc(1 << 20);
     for (int i = (int) index; i < path_count; i += thread_count) {
-        int n = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", paths[i], host);
-        if (send(fd, request, (size_t) n, MSG_NOSIGNAL) != n) {
-            perror("send");
+        size_t n = body ? (size_t) snprintf(request, 8192, "PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n", paths[i], host,
+                                            body_length)
+                        : (size_t) snprintf(request, 8192, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", paths[i], host);
+        if (n >= 8192) {
+            fprintf(stderr, "a path of %zu bytes is too long\n", strlen(paths[i]));
             exit(1);
+        }
+        if (body) {
+            memcpy(request + n, body, body_length);
+            n += body_length;
+        }
+        for (size_t sent = 0; sent < n;) {
+            ssize_t written = send(fd, request + sent, n - sent, MSG_NOSIGNAL);
+            if (written <= 0) {
+                perror("send");
+                exit(1);
+            }
+            sent += (size_t) written;
         }
         int status = read_answer(fd, answer, 1 << 20);
         if (status < 0) {
@@ -82,12 +100,13 @@ static void *load(void *argument) {
     }
     close(fd);
     free(answer);
+    free(request);
     return NULL;
 }
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s HOST:PORT PATHS_FILE [THREADS=16]\n", argv[0]);
+        fprintf(stderr, "usage: %s HOST:PORT PATHS_FILE [THREADS=16] [BODY_FILE]\n", argv[0]);
         return 2;
     }
     snprintf(host, sizeof host, "%s", argv[1]);
@@ -101,6 +120,20 @@ int main(int argc, char **argv) {
     address.sin_port = htons((uint16_t) atoi(colon + 1));
     inet_pton(AF_INET, argv[1], &address.sin_addr);
     thread_count = argc > 3 ? atoi(argv[3]) : 16;
+    if (argc > 4) {
+        FILE *body_file = fopen(argv[4], "rb");
+        if (!body_file) {
+            perror(argv[4]);
+            return 1;
+        }
+        body = malloc(1 << 20);
+        body_length = fread(body, 1, 1 << 20, body_file);
+        if (!feof(body_file)) {
+            fprintf(stderr, "%s: more than 1 MiB\n", argv[4]);
+            return 2;
+        }
+        fclose(body_file);
+    }
     FILE *file = fopen(argv[2], "r");
     if (!file) {
         perror(argv[2]);
