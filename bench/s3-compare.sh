@@ -155,17 +155,37 @@ for r in range(int(rounds) + 1):
 PY
   for _ in $(seq "$LEAN_REPEAT"); do cat "$BASE/work/$1.get"; done > "$BASE/work/$1.lean"
   "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.lean" "$SMALL_THREADS" > /dev/null # warm-up, not measured
-  "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.put0" "$SMALL_THREADS" "$BASE/work/small" > /dev/null
 done
-for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do
+lean() { # round server-words... what: one measured lean round into results.log ("SERVER get|put lean RATE")
+  local round=$1 name=$2 endpoint=$3 what=${@: -1} seconds
+  if [ "$what" = get ]; then
+    seconds=$(measured "$name lean small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${endpoint#http://}" \
+      "$BASE/work/$name.lean" "$SMALL_THREADS") || { echo "$name: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
+  else
+    seconds=$(measured "$name leanput small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${endpoint#http://}" \
+      "$BASE/work/$name.put$round" "$SMALL_THREADS" "$BASE/work/small") || { echo "$name: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
+  fi
+  echo "$name $what lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
+}
+settle() { # sync, then wait (30 s at most) for a second with the machine 90% idle: what a round of PUTs leaves to do
+  # (s3proxy's dirty pages, Plinth's memtable flushes and compactions) must not run in the next server's measured round
+  sync
+  local before after
+  for _ in $(seq 30); do
+    before=$(cpu_now); sleep 1; after=$(cpu_now)
+    python3 -c "import sys; _, i0, t0, _ = map(int, sys.argv[1:5]); _, i1, t1, _ = map(int, sys.argv[5:9]); sys.exit(i1 - i0 < 0.9 * max(1, t1 - t0))" \
+      $before $after && return 0
+  done
+  return 0
+}
+for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do lean "$round" $server get; done; done
+# PUTs after the GETs, so that their after-work never runs in a GET round
+for server in "${SERVERS[@]}"; do
   set -- $server
-  seconds=$(measured "$1 lean small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.lean" \
-    "$SMALL_THREADS") || { echo "$1: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
-  echo "$1 get lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
-  seconds=$(measured "$1 leanput small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.put$round" \
-    "$SMALL_THREADS" "$BASE/work/small") || { echo "$1: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
-  echo "$1 put lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
-done; done
+  "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.put0" "$SMALL_THREADS" "$BASE/work/small" > /dev/null # warm-up, not measured
+  settle
+done
+for round in $(seq "$SMALL_ROUNDS"); do for server in "${SERVERS[@]}"; do lean "$round" $server put; settle; done; done
 
 # Rates (each small figure the median of its rounds), CPU of the whole machine per unit of work (server, curl and the
 # kernel's copies alike; for small requests the median over the rounds, steadier than the rates), and the ratios
