@@ -126,9 +126,9 @@ int main(int argc, char **argv) {
             perror(argv[4]);
             return 1;
         }
-        body = malloc(1 << 20);
-        body_length = fread(body, 1, 1 << 20, body_file);
-        if (!feof(body_file)) {
+        body = malloc((1 << 20) + 1);
+        body_length = fread(body, 1, (1 << 20) + 1, body_file);
+        if (body_length > 1 << 20) {
             fprintf(stderr, "%s: more than 1 MiB\n", argv[4]);
             return 2;
         }
