@@ -147,8 +147,13 @@ final class S3Namespace {
 
     /** Opens an object's file for reading: counted as open, it stays readable until closed, whatever happens to its name. */
     PlinthFile openObject(String bucket, String key) {
+        return openObject(bucket, key, object(bucket, key));
+    }
+
+    /** As above, from what a lookup of the key has just found: the key is looked up again only if its file went meanwhile. */
+    PlinthFile openObject(String bucket, String key, Found first) {
         for (int attempt = 1; ; attempt++) {
-            Attributes found = object(bucket, key).attributes();
+            Attributes found = (attempt == 1 ? first : object(bucket, key)).attributes();
             if (found.isDirectory()) {
                 throw new S3Exception(S3Error.INVALID_REQUEST, "the key '" + key + "' is a prefix (a directory), not an object with content");
             }
