@@ -108,26 +108,33 @@ public final class MetaStore implements AutoCloseable {
     }
 
     public byte[] get(byte[] key) {
-        SnapshotView consistent = snapshotReads.get();
-        return get(consistent != null ? consistent.options() : readOptions, key);
+        return get(optionsFor(snapshotReads.get()), key);
     }
 
     private byte[] get(ReadOptions options, byte[] key) {
         try {
             return db.get(options, key);
         } catch (RocksDBException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+            throw readFailed(e);
         }
     }
 
     /** The values of {@code keys} (null where absent), read in one call, from this thread's snapshot if it has one. */
     public List<byte[]> getAll(List<byte[]> keys) {
-        SnapshotView view = snapshotReads.get();
         try {
-            return db.multiGetAsList(view != null ? view.options() : readOptions, keys);
+            return db.multiGetAsList(optionsFor(snapshotReads.get()), keys);
         } catch (RocksDBException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+            throw readFailed(e);
         }
+    }
+
+    /** How a read sees the store: from the snapshot of {@link #readConsistently} where the thread runs in one ({@code view}). */
+    private ReadOptions optionsFor(SnapshotView view) {
+        return view != null ? view.options() : readOptions;
+    }
+
+    private static PlinthException readFailed(RocksDBException e) {
+        return new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
     }
 
     /**
@@ -143,7 +150,7 @@ public final class MetaStore implements AutoCloseable {
                 return type.cast(cached);
             }
         }
-        byte[] value = get(view != null ? view.options() : readOptions, key);
+        byte[] value = get(optionsFor(view), key);
         if (value == null) {
             return null;
         }
@@ -166,7 +173,7 @@ public final class MetaStore implements AutoCloseable {
         try {
             return batch.getFromBatchAndDB(db, readOptions, key);
         } catch (RocksDBException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "metadata read failed: " + e.getMessage(), e);
+            throw readFailed(e);
         }
     }
 
