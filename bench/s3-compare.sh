@@ -156,15 +156,11 @@ PY
   for _ in $(seq "$LEAN_REPEAT"); do cat "$BASE/work/$1.get"; done > "$BASE/work/$1.lean"
   "$BASE/work/s3load" "${2#http://}" "$BASE/work/$1.lean" "$SMALL_THREADS" > /dev/null # warm-up, not measured
 done
-lean() { # round server-words... what: one measured lean round into results.log ("SERVER get|put lean RATE")
-  local round=$1 name=$2 endpoint=$3 what=${@: -1} seconds
-  if [ "$what" = get ]; then
-    seconds=$(measured "$name lean small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${endpoint#http://}" \
-      "$BASE/work/$name.lean" "$SMALL_THREADS") || { echo "$name: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
-  else
-    seconds=$(measured "$name leanput small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${endpoint#http://}" \
-      "$BASE/work/$name.put$round" "$SMALL_THREADS" "$BASE/work/small") || { echo "$name: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
-  fi
+lean() { # round server-words... get|put: one measured lean round into results.log ("SERVER get|put lean RATE")
+  local round=$1 name=$2 endpoint=$3 what=${@: -1} seconds label=lean paths=$BASE/work/$2.lean body=()
+  if [ "$what" = put ]; then label=leanput; paths=$BASE/work/$name.put$round; body=("$BASE/work/small"); fi
+  seconds=$(measured "$name $label small$round $LEAN" "$BASE/work/s3load.out" "$BASE/work/s3load" "${endpoint#http://}" "$paths" \
+    "$SMALL_THREADS" "${body[@]}") || { echo "$name: $(cat "$BASE/work/s3load.out")" >&2; exit 1; }
   echo "$name $what lean $(python3 -c "print($LEAN / $seconds)")" >> "$BASE/work/results.log"
 }
 settle() { # sync, then wait (30 s at most) for a second with the machine 90% idle: what a round of PUTs leaves to do
