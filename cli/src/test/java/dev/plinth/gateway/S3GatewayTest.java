@@ -182,6 +182,54 @@ class S3GatewayTest {
         assertThat(s3.listObjectsV2(b -> b.bucket("names").encodingType("url")).contents()).hasSize(keys.size());
     }
 
+    /**
+     * A ranged GET of a large object reads its range from the targets and no more: a reader that
+     * went on sequentially fetched a whole read-ahead window (16 MiB) past it, so the parts of a
+     * parallel download (the AWS CLI's 8 MiB ranges) read the object about three times over.
+     */
+    @Test
+    void aRangedGetReadsItsRangeAndNoMore() {
+        s3.createBucket(b -> b.bucket("ranged"));
+        byte[] data = randomBytes(32 << 20);
+        s3.putObject(b -> b.bucket("ranged").key("big"), RequestBody.fromBytes(data));
+        long before = targetBytesRead();
+        byte[] got = s3.getObjectAsBytes(b -> b.bucket("ranged").key("big").range("bytes=" + (8 << 20) + "-" + ((11 << 20) - 1))).asByteArray();
+        assertThat(got).isEqualTo(java.util.Arrays.copyOfRange(data, 8 << 20, 11 << 20));
+        assertThat(targetBytesRead() - before).isEqualTo(3 << 20);
+    }
+
+    /**
+     * A conditional GET of a large object that is answered 304 or 412 opens nothing, as a HEAD does
+     * not: an open and a close are two metadata changes (Raft entries) each, where the answer needs
+     * only the lookup. One that is answered with bytes opens the file, as before.
+     */
+    @Test
+    void conditionalGetsAnsweredWithoutBytesChangeNoMetadata() {
+        s3.createBucket(b -> b.bucket("conditional"));
+        byte[] data = randomBytes(3 << 20);
+        String etag = s3.putObject(b -> b.bucket("conditional").key("big"), RequestBody.fromBytes(data)).eTag();
+        long before = metadataChanges();
+        for (int i = 0; i < 40; i++) {
+            assertThatThrownBy(() -> s3.getObject(b -> b.bucket("conditional").key("big").ifNoneMatch(etag)))
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(304));
+            assertThatThrownBy(() -> s3.getObject(b -> b.bucket("conditional").key("big").ifMatch("\"0123\"")))
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(412));
+        }
+        long after = metadataChanges();
+        assertThat(after - before).as("entries for 80 conditional GETs (a session renewal may fall in)").isLessThan(8);
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("conditional").key("big").ifMatch(etag)).asByteArray()).isEqualTo(data);
+        assertThat(metadataChanges()).as("a GET with bytes opens its file first").isGreaterThan(after);
+    }
+
+    /** Entries the MDT has applied: every metadata change is one, or shares one with others. */
+    private long metadataChanges() {
+        return (long) cluster.metric("plinth_meta_raft_applied_index{mdt=\"0\"}");
+    }
+
+    private long targetBytesRead() {
+        return cluster.server().storage().usage().stream().mapToLong(u -> u.readBytes()).sum();
+    }
+
     @Test
     void rangesAndConditions() {
         s3.createBucket(b -> b.bucket("ranges"));
@@ -507,6 +555,15 @@ class S3GatewayTest {
             assertThatThrownBy(() -> asAlice.headObject(b -> b.bucket("shared").key("private")))
                     .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(403));
             assertThatThrownBy(() -> asAlice.getObject(b -> b.bucket("shared").key("private")))
+                    .satisfies(e -> assertThat(errorCode(e)).isEqualTo("AccessDenied"));
+            // a large object's conditions are checked before its open: they tell nothing to a caller who may not read it
+            s3.putObject(b -> b.bucket("shared").key("large-private"), RequestBody.fromBytes(randomBytes(2 << 20)));
+            plinth.setAttr(plinth.stat("/shared/large-private").inodeId(), MetaMessages.SET_MODE, 0600, 0, 0, 0, 0, 0);
+            assertThatThrownBy(() -> asAlice.getObject(b -> b.bucket("shared").key("large-private").ifMatch("\"0123\"")))
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(403));
+            assertThatThrownBy(() -> asAlice.getObject(b -> b.bucket("shared").key("large-private").ifModifiedSince(Instant.now().plusSeconds(3600))))
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(403));
+            assertThatThrownBy(() -> asAlice.getObject(b -> b.bucket("shared").key("large-private")))
                     .satisfies(e -> assertThat(errorCode(e)).isEqualTo("AccessDenied"));
             Attributes bucket = plinth.stat("/shared");
             plinth.setAttr(bucket.inodeId(), MetaMessages.SET_MODE, 0777, 0, 0, 0, 0, 0);

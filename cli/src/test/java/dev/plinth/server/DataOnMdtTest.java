@@ -214,13 +214,8 @@ class DataOnMdtTest {
     }
 
     /** The MDT's total of stored Data-on-MDT bytes, as its gauge shows it. */
-    private static long mdtDataBytes(MiniCluster cluster) throws Exception {
-        var http = java.net.http.HttpClient.newHttpClient();
-        String metrics = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + cluster.server().httpAddress() + "/metrics"))
-                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-        String series = "plinth_meta_data_bytes{mdt=\"0\"} ";
-        return metrics.lines().filter(line -> line.startsWith(series))
-                .mapToLong(line -> (long) Double.parseDouble(line.substring(series.length()).strip())).findFirst().orElseThrow();
+    private static long mdtDataBytes(MiniCluster cluster) {
+        return (long) cluster.metric("plinth_meta_data_bytes{mdt=\"0\"}");
     }
 
     private static byte[] readAll(PlinthClient client, String path) {

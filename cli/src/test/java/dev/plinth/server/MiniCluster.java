@@ -52,6 +52,19 @@ public final class MiniCluster implements AutoCloseable {
                 clientConfig, "test"));
     }
 
+    /** The value of one series on the server's /metrics page, named as it is printed: {@code plinth_meta_inodes{mdt="0"}}. */
+    public double metric(String series) {
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            String page = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + server.httpAddress() + "/metrics")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            return page.lines().filter(line -> line.startsWith(series + " "))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(series.length()).strip())).findFirst()
+                    .orElseThrow(() -> new AssertionError("no series " + series + " on /metrics"));
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new AssertionError("could not read /metrics", e);
+        }
+    }
+
     /** Stops the server, then fails if any network buffer was leaked (by client or server). */
     @Override
     public void close() {

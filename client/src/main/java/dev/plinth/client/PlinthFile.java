@@ -82,6 +82,8 @@ public final class PlinthFile implements AutoCloseable {
     private long writtenEndBytes;
     private boolean wrote;
     private long lastReadEnd = -1;
+    /** Where the reader said its stream ends ({@link #adviseSequential}): read-ahead stops there. */
+    private long streamEnd = Long.MAX_VALUE;
     private boolean closed;
     private Attributes attributes;
 
@@ -586,6 +588,7 @@ public final class PlinthFile implements AutoCloseable {
             lastReadEnd = Math.max(lastReadEnd, offset + length);
         } else {
             dropAllReadUnits();
+            streamEnd = Long.MAX_VALUE; // a new stream, whose end nobody said
             Extent extent = await(fetch(offset, length));
             try {
                 extent.deliver(offset, length, sink);
@@ -596,12 +599,29 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Says that the reader will read {@code length} bytes from {@code offset} in order, as
+     * {@code posix_fadvise(SEQUENTIAL)} does for a range: its first read there already counts as
+     * part of a stream (with read-ahead), and read-ahead never reaches past the range. A reader
+     * that goes on past it gets what it asks for, without read-ahead. For servers that know what
+     * they will read (the S3 gateway: a ranged GET fetched a whole read-ahead window past its
+     * range, 16 MiB, where the AWS CLI downloads in 8 MiB ranges).
+     */
+    public synchronized void adviseSequential(long offset, long length) {
+        checkOpen();
+        if (offset < 0 || length <= 0) {
+            return;
+        }
+        streamEnd = offset + length;
+        lastReadEnd = offset;
+    }
+
     private void readThroughUnits(long offset, int length, ExtentSink sink) {
         long end = offset + length;
         long firstUnit = offset / READ_UNIT_BYTES;
         long lastUnit = (end - 1) / READ_UNIT_BYTES;
-        // keep the window full: everything up to readaheadUnits past the last unit read
-        long windowEnd = Math.min(lastUnit + readaheadUnits, (sizeBytes - 1) / READ_UNIT_BYTES);
+        // keep the window full: everything up to readaheadUnits past the last unit read, within the file and the stream
+        long windowEnd = Math.max(lastUnit, Math.min(lastUnit + readaheadUnits, (Math.min(sizeBytes, streamEnd) - 1) / READ_UNIT_BYTES));
         for (long unit = firstUnit; unit <= windowEnd; unit++) {
             if (!readUnits.containsKey(unit)) {
                 boolean ahead = unit > lastUnit;

@@ -81,6 +81,7 @@ final class ObjectIo {
     /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
     static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5) {
         ByteBuffer piece = ByteBuffer.allocate((int) Math.max(1, Math.min(PIECE_BYTES, length)));
+        source.adviseSequential(sourceOffset, length); // read-ahead within the copied range (a part copy's is a slice)
         long done = 0;
         while (done < length) {
             piece.clear().limit((int) Math.min(PIECE_BYTES, length - done));

@@ -334,10 +334,7 @@ final class S3Operations {
         }
         if (attributes.isDirectory() || !withBody) {
             // HEAD needs no open file: it answers from one consistent stat, to callers who may read the object
-            if (!attributes.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), attributes.mode(), attributes.uid(),
-                    attributes.gid(), false, dev.plinth.common.Permissions.READ)) {
-                throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
-            }
+            requireReadable(attributes);
             serveObject(exchange, attributes, found.record(), null, withBody);
             return;
         }
@@ -353,13 +350,93 @@ final class S3Operations {
             }
             found = namespace.object(bucket, key); // replaced or removed while it was read: look again
         }
-        try (PlinthFile file = namespace.openObject(bucket, key, found)) {
-            // the lookup's record where the file it found is the one opened (two metadata queries fewer per large GET)
-            ObjectRecord record = file.inodeId() == found.attributes().inodeId() && found.record() != null ? found.record()
-                    : namespace.record(file.inodeId());
-            serveObject(exchange, file.attributes(), record, (offset, length) -> readPiece(file, offset, length), true);
+        requireReadable(found.attributes()); // its conditions are checked before the open, which checks again
+        PlinthFile opened;
+        try (LargeObject bytes = new LargeObject(bucket, key, found)) {
+            serveObject(exchange, found.attributes(), found.record(), bytes, true);
+            return;
+        } catch (FileChanged changed) {
+            opened = changed.opened; // replaced or changed since the lookup: serve what the open found
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
+        }
+        try (LargeObject bytes = new LargeObject(opened)) {
+            serveObject(exchange, opened.attributes(), namespace.record(opened.inodeId()), bytes, true);
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        }
+    }
+
+    /** An object's headers (its ETag, a 304) go only to callers who may read it, as its bytes do. */
+    private void requireReadable(Attributes attributes) {
+        if (!attributes.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), attributes.mode(), attributes.uid(),
+                attributes.gid(), false, dev.plinth.common.Permissions.READ)) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
+        }
+    }
+
+    /**
+     * A large object's bytes, from its file opened only once the answer is known to carry them, so
+     * that a conditional GET answered 304 or 412 changes no metadata, as a HEAD does not (an open
+     * and a close are two Raft entries). The open is counted: it keeps the file's chunks while they
+     * are read, whatever happens to the key. Since the answer's headers come from the lookup, the
+     * open must find that file unchanged (inode, size and mtime), else {@link #prepare} throws
+     * {@link FileChanged}, with the file it opened, before anything is answered. Read-ahead stays
+     * within the answer's range ({@link PlinthFile#adviseSequential}).
+     */
+    private final class LargeObject implements ObjectBytes, AutoCloseable {
+        private final String bucket;
+        private final String key;
+        private final S3Namespace.Found found;
+        private PlinthFile file;
+
+        /** The object a lookup found, to be opened. */
+        LargeObject(String bucket, String key, S3Namespace.Found found) {
+            this.bucket = bucket;
+            this.key = key;
+            this.found = found;
+        }
+
+        /** A file already opened (the headers come from its attributes). */
+        LargeObject(PlinthFile file) {
+            this(null, null, null);
+            this.file = file;
+        }
+
+        @Override
+        public void prepare(long offset, long length) {
+            if (file == null) {
+                PlinthFile opened = namespace.openObject(bucket, key, found);
+                Attributes now = opened.attributes();
+                Attributes then = found.attributes();
+                if (now.inodeId() != then.inodeId() || now.sizeBytes() != then.sizeBytes() || now.mtimeNanos() != then.mtimeNanos()) {
+                    throw new FileChanged(opened);
+                }
+                file = opened;
+            }
+            file.adviseSequential(offset, length);
+        }
+
+        @Override
+        public ByteBuf read(long offset, int length) {
+            return readPiece(file, offset, length);
+        }
+
+        @Override
+        public void close() {
+            if (file != null) {
+                file.close();
+            }
+        }
+    }
+
+    /** The file an open found is not the one a lookup found, or it changed in between; carries the open file. */
+    private static final class FileChanged extends RuntimeException {
+        final transient PlinthFile opened;
+
+        FileChanged(PlinthFile opened) {
+            super(null, null, false, false);
+            this.opened = opened;
         }
     }
 
@@ -428,6 +505,9 @@ final class S3Operations {
 
     /** Where the bytes of a GET come from: a piece at a time, each a buffer the caller then owns. */
     private interface ObjectBytes {
+        /** Called once the answer will carry {@code length} bytes from {@code offset}, before any {@link #read}. */
+        default void prepare(long offset, long length) {}
+
         ByteBuf read(long offset, int length);
     }
 
@@ -482,6 +562,7 @@ final class S3Operations {
             exchange.respond(status, headers, new byte[0]);
             return;
         }
+        bytes.prepare(start, end - start);
         if (end - start <= ObjectIo.PIECE_BYTES) {
             // one piece: headers and bytes in one write (a small GET streamed cost three hand-offs to the event loop)
             exchange.respondBuffer(status, headers, bytes.read(start, (int) (end - start)));
