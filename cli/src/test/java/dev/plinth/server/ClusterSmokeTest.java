@@ -8,6 +8,7 @@ import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
@@ -20,7 +21,7 @@ class ClusterSmokeTest {
     Path directory;
 
     @Test
-    void writeReadRenameDeleteAndRestart() {
+    void writeReadRenameDeleteAndRestart() throws InterruptedException {
         byte[] payload = new byte[9 * 1024 * 1024 + 12345];
         new Random(1).nextBytes(payload);
         try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
@@ -43,10 +44,11 @@ class ClusterSmokeTest {
             long used = cluster.server().storage().targets().stream().mapToLong(t -> t.usedBytes()).sum();
             assertThat(used).isEqualTo(payload.length);
             client.delete("/a/data2");
-            long deadline = System.currentTimeMillis() + 10_000;
+            // the chunks outlive the file a while (for readers that read without an open), then go
+            long deadline = System.currentTimeMillis() + MetaMessages.REMOVED_FILE_KEPT_MILLIS + 10_000;
             while (cluster.server().storage().targets().stream().mapToLong(t -> t.usedBytes()).sum() > 0
                     && System.currentTimeMillis() < deadline) {
-                Thread.onSpinWait();
+                Thread.sleep(50);
             }
             assertThat(cluster.server().storage().targets().stream().mapToLong(t -> t.usedBytes()).sum()).isZero();
         }

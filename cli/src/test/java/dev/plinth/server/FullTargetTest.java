@@ -8,6 +8,7 @@ import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
@@ -51,7 +52,7 @@ class FullTargetTest {
                     client.delete("/filler" + attempt);
                 }
             }
-            long deadline = System.currentTimeMillis() + 10_000;
+            long deadline = System.currentTimeMillis() + MetaMessages.REMOVED_FILE_KEPT_MILLIS + 10_000; // removed files' chunks outlive them a while
             while (cluster.server().storage().usage().stream().mapToLong(u -> u.usedBytes()).sum() > kept.length
                     && System.currentTimeMillis() < deadline) {
                 Thread.sleep(50);

@@ -516,7 +516,7 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Opens a file by inode for I/O. */
     public PlinthFile open(long inodeId, boolean write) {
-        Attributes attributes = this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();
+        Attributes attributes = openCounted(inodeId, write);
         if (attributes.isDirectory()) {
             meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
@@ -546,6 +546,28 @@ public final class PlinthClient implements AutoCloseable {
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
         }
         return new PlinthFile(this, attributes, false, false);
+    }
+
+    /**
+     * A read-only handle on a file that a lookup has just found ({@code lookupSentNanos}: the
+     * System.nanoTime before the lookup went out), with no metadata change to open or close it
+     * while its reads are quick. What it reads within half of
+     * {@link MetaMessages#REMOVED_FILE_KEPT_MILLIS} after the lookup is the file's even if the
+     * file is removed meanwhile, since its chunks outlive it at least that long; a reader still
+     * reading after that opens the file then, once (counted: the file stays readable until the
+     * handle closes), or fails with NOT_FOUND if it is gone. For servers answering whole reads
+     * of files they looked up (the S3 gateway), where an open and a close were two of the three
+     * metadata requests of a GET and the only changes.
+     */
+    public PlinthFile openLookedUp(Attributes attributes, long lookupSentNanos) {
+        PlinthFile file = openUncounted(attributes);
+        file.readWithoutOpenUntil(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2));
+        return file;
+    }
+
+    /** Counts an open of the file for this client's session (an unlinked file stays readable until it is closed); its attributes. */
+    Attributes openCounted(long inodeId, boolean write) {
+        return this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();
     }
 
     private void checkAccess(Attributes attributes, int mask) {

@@ -66,7 +66,10 @@ public final class PlinthFile implements AutoCloseable {
     private final Layout layout;
     private final boolean writable;
     /** Whether the metadata service counts this handle as an open (see {@link PlinthClient#openUncounted}). */
-    private final boolean counted;
+    private boolean counted;
+    /** For a handle from {@link PlinthClient#openLookedUp}: whether, and from when (System.nanoTime), its reads need the file opened. */
+    private boolean opensWhenLate;
+    private long openByNanos;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
     private final int mdtBytes;
@@ -548,7 +551,28 @@ public final class PlinthFile implements AutoCloseable {
         if (inlineLength < length) {
             readStriped(offset + inlineLength, length - inlineLength, sink);
         }
+        openIfReadingLong();
         return length;
+    }
+
+    /** Makes this handle one that reads without an open until {@code openByNanos} ({@link PlinthClient#openLookedUp}). */
+    void readWithoutOpenUntil(long openByNanos) {
+        this.opensWhenLate = true;
+        this.openByNanos = openByNanos;
+    }
+
+    /**
+     * A handle reading without an open ({@link PlinthClient#openLookedUp}) knows what it read to
+     * be the file's only while the file's chunks are sure to be kept: once that time is over, it
+     * opens the file (counted, as an open handle is), before it hands out what it read. The open
+     * finding the file proves it was not removed, so nothing read so far was freed, and it keeps
+     * the chunks from then on. A file removed meanwhile fails the read (NOT_FOUND).
+     */
+    private void openIfReadingLong() {
+        if (opensWhenLate && !counted && System.nanoTime() - openByNanos >= 0) {
+            client.openCounted(inodeId, false);
+            counted = true;
+        }
     }
 
     /** Hands {@code [offset, offset + length)} of the Data-on-MDT part to {@code sink}, with this handle's own writes. */

@@ -206,6 +206,11 @@ final class S3Exchange {
         respondXml(error.error().httpStatus(), Xml.error(error.error().code(), error.getMessage(), path, requestId));
     }
 
+    /** Whether the status line of the answer is out (a failure can then only cut the connection). */
+    boolean responseStarted() {
+        return responseStarted;
+    }
+
     /** Starts a streamed response; with {@code contentLength} < 0 it is chunked. */
     void startStream(int status, HttpHeaders extra, long contentLength) {
         startCheck();
@@ -225,7 +230,12 @@ final class S3Exchange {
 
     /** Sends a piece of a streamed body (this takes the buffer's reference); waits while the channel is not writable. */
     void streamChunk(ByteBuf content) {
-        awaitWritable();
+        try {
+            awaitWritable();
+        } catch (RuntimeException e) {
+            content.release(); // the client went away or stopped reading: the piece goes nowhere
+            throw e;
+        }
         context.writeAndFlush(new DefaultHttpContent(content));
     }
 

@@ -101,9 +101,11 @@ final class S3Namespace {
 
     /**
      * An object's file and its S3 record (null if it has none), from one lookup; {@code bytes}: the
-     * whole object, when asked for and it lies in its file's Data-on-MDT part (else null).
+     * whole object, when asked for and it lies in its file's Data-on-MDT part (else null);
+     * {@code lookupSentNanos}: System.nanoTime before the lookup went out
+     * ({@link dev.plinth.client.PlinthClient#openLookedUp}).
      */
-    record Found(Attributes attributes, ObjectRecord record, byte[] bytes) {}
+    record Found(Attributes attributes, ObjectRecord record, byte[] bytes, long lookupSentNanos) {}
 
     /** An object's file and record, or null if there is no such object (the bucket exists). */
     Found findObject(String bucket, String key) {
@@ -113,12 +115,13 @@ final class S3Namespace {
     /** As above, with the object's bytes when it is at most {@code bytesMax} long and all on the MDT: a small GET in one query. */
     Found findObject(String bucket, String key, int bytesMax) {
         String path = objectPath(bucket, key);
+        long sentNanos = System.nanoTime();
         try {
             MetaMessages.AttributesReply reply = bytesMax > 0 ? client.statWithXattrAndBytes(path, ObjectRecord.XATTR, bytesMax)
                     : client.statWithXattr(path, ObjectRecord.XATTR);
             Attributes attributes = reply.attributes();
             if (key.endsWith("/") ? attributes.isDirectory() : attributes.type() == FileType.FILE) {
-                return new Found(attributes, ObjectRecord.decode(reply.xattrValue()), reply.fileBytes());
+                return new Found(attributes, ObjectRecord.decode(reply.xattrValue()), reply.fileBytes(), sentNanos);
             }
             return null;
         } catch (PlinthException e) {
@@ -147,13 +150,8 @@ final class S3Namespace {
 
     /** Opens an object's file for reading: counted as open, it stays readable until closed, whatever happens to its name. */
     PlinthFile openObject(String bucket, String key) {
-        return openObject(bucket, key, object(bucket, key));
-    }
-
-    /** As above, from what a lookup of the key has just found: the key is looked up again only if its file went meanwhile. */
-    PlinthFile openObject(String bucket, String key, Found first) {
         for (int attempt = 1; ; attempt++) {
-            Attributes found = (attempt == 1 ? first : object(bucket, key)).attributes();
+            Attributes found = object(bucket, key).attributes();
             if (found.isDirectory()) {
                 throw new S3Exception(S3Error.INVALID_REQUEST, "the key '" + key + "' is a prefix (a directory), not an object with content");
             }

@@ -324,6 +324,13 @@ final class S3Operations {
     private static final int SMALL_READ_ATTEMPTS = 3;
 
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
+        getObject(exchange, bucket, key, withBody, REMOVED_LOOKUPS_MAX);
+    }
+
+    /** How often a GET looks a key up again when the large object it found is removed before the answer starts. */
+    private static final int REMOVED_LOOKUPS_MAX = 3;
+
+    private void getObject(S3Exchange exchange, String bucket, String key, boolean withBody, int lookupsLeft) {
         S3Namespace.Found found = namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
         Attributes attributes = found.attributes();
         byte[] inlineObject = found.bytes();
@@ -350,19 +357,15 @@ final class S3Operations {
             }
             found = namespace.object(bucket, key); // replaced or removed while it was read: look again
         }
-        requireReadable(found.attributes()); // its conditions are checked before the open, which checks again
-        PlinthFile opened;
-        try (LargeObject bytes = new LargeObject(bucket, key, found)) {
+        requireReadable(found.attributes()); // its headers come from the lookup
+        try (LargeObject bytes = new LargeObject(found)) {
             serveObject(exchange, found.attributes(), found.record(), bytes, true);
-            return;
-        } catch (FileChanged changed) {
-            opened = changed.opened; // replaced or changed since the lookup: serve what the open found
         } catch (PlinthException e) {
-            throw S3Namespace.translate(e);
-        }
-        try (LargeObject bytes = new LargeObject(opened)) {
-            serveObject(exchange, opened.attributes(), namespace.record(opened.inodeId()), bytes, true);
-        } catch (PlinthException e) {
+            // removed (or replaced) between the lookup and the first read, whose Data-on-MDT part goes with the file: look again
+            if ((e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.STALE_HANDLE) && !exchange.responseStarted() && lookupsLeft > 1) {
+                getObject(exchange, bucket, key, true, lookupsLeft - 1);
+                return;
+            }
             throw S3Namespace.translate(e);
         }
     }
@@ -376,44 +379,25 @@ final class S3Operations {
     }
 
     /**
-     * A large object's bytes, from its file opened only once the answer is known to carry them, so
-     * that a conditional GET answered 304 or 412 changes no metadata, as a HEAD does not (an open
-     * and a close are two Raft entries). The open is counted: it keeps the file's chunks while they
-     * are read, whatever happens to the key. Since the answer's headers come from the lookup, the
-     * open must find that file unchanged (inode, size and mtime), else {@link #prepare} throws
-     * {@link FileChanged}, with the file it opened, before anything is answered. Read-ahead stays
-     * within the answer's range ({@link PlinthFile#adviseSequential}).
+     * A large object's bytes, read from the file its lookup found without opening it
+     * ({@link PlinthClient#openLookedUp}): an open and a close were two metadata changes (Raft
+     * entries) per GET, the only ones, and a quarter of a 4 MiB GET's time. A GET still reading
+     * seconds after its lookup opens the file then; if the object was removed meanwhile, it fails
+     * mid-answer and the connection is cut (the client sees a short body). The file is made a
+     * handle only once the answer is known to carry bytes, and its read-ahead stays within the
+     * answer's range ({@link PlinthFile#adviseSequential}).
      */
     private final class LargeObject implements ObjectBytes, AutoCloseable {
-        private final String bucket;
-        private final String key;
         private final S3Namespace.Found found;
         private PlinthFile file;
 
-        /** The object a lookup found, to be opened. */
-        LargeObject(String bucket, String key, S3Namespace.Found found) {
-            this.bucket = bucket;
-            this.key = key;
+        LargeObject(S3Namespace.Found found) {
             this.found = found;
-        }
-
-        /** A file already opened (the headers come from its attributes). */
-        LargeObject(PlinthFile file) {
-            this(null, null, null);
-            this.file = file;
         }
 
         @Override
         public void prepare(long offset, long length) {
-            if (file == null) {
-                PlinthFile opened = namespace.openObject(bucket, key, found);
-                Attributes now = opened.attributes();
-                Attributes then = found.attributes();
-                if (now.inodeId() != then.inodeId() || now.sizeBytes() != then.sizeBytes() || now.mtimeNanos() != then.mtimeNanos()) {
-                    throw new FileChanged(opened);
-                }
-                file = opened;
-            }
+            file = client().openLookedUp(found.attributes(), found.lookupSentNanos());
             file.adviseSequential(offset, length);
         }
 
@@ -427,16 +411,6 @@ final class S3Operations {
             if (file != null) {
                 file.close();
             }
-        }
-    }
-
-    /** The file an open found is not the one a lookup found, or it changed in between; carries the open file. */
-    private static final class FileChanged extends RuntimeException {
-        final transient PlinthFile opened;
-
-        FileChanged(PlinthFile opened) {
-            super(null, null, false, false);
-            this.opened = opened;
         }
     }
 
@@ -568,8 +542,10 @@ final class S3Operations {
             exchange.respondBuffer(status, headers, bytes.read(start, (int) (end - start)));
             return;
         }
+        ByteBuf first = bytes.read(start, ObjectIo.PIECE_BYTES); // before the answer starts, so that a failure can still be answered
         exchange.startStream(status, headers, end - start);
-        for (long offset = start; offset < end; ) {
+        exchange.streamChunk(first);
+        for (long offset = start + ObjectIo.PIECE_BYTES; offset < end; ) {
             int length = (int) Math.min(ObjectIo.PIECE_BYTES, end - offset);
             exchange.streamChunk(bytes.read(offset, length));
             offset += length;

@@ -75,7 +75,7 @@ public final class MetaService implements AutoCloseable {
     private final Placement placement = new Placement();
     private final ThreadPoolExecutor readExecutor;
     private final ScheduledExecutorService housekeeping;
-    private final BlockingQueue<RemovedFile> removedFiles = new ArrayBlockingQueue<>(CLEANER_QUEUE_MAX);
+    private final BlockingQueue<Removal> removedFiles = new ArrayBlockingQueue<>(CLEANER_QUEUE_MAX);
     private final Thread cleaner;
     private final BlockingQueue<PendingChange> changes = new ArrayBlockingQueue<>(CHANGE_QUEUE_MAX);
     private final java.util.concurrent.Semaphore entriesInFlight = new java.util.concurrent.Semaphore(ENTRIES_IN_FLIGHT_MAX);
@@ -98,7 +98,7 @@ public final class MetaService implements AutoCloseable {
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
         this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
         stateMachine.onRemovedFiles(files -> files.forEach(file -> {
-            if (!removedFiles.offer(file)) {
+            if (!removedFiles.offer(new Removal(file, System.nanoTime()))) {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
             }
         }));
@@ -122,13 +122,25 @@ public final class MetaService implements AutoCloseable {
     }
 
     public void start() {
-        stateMachine.pendingRemovedFiles(CLEANER_QUEUE_MAX / 2).forEach(removedFiles::offer);
+        offerPendingRemovals(CLEANER_QUEUE_MAX / 2);
         batcher.start();
         cleaner.start();
         long period = Math.max(100, leaseMillis / 2);
         housekeeping.scheduleWithFixedDelay(this::expireSessions, period, period, TimeUnit.MILLISECONDS);
-        housekeeping.scheduleWithFixedDelay(() -> stateMachine.pendingRemovedFiles(1000).forEach(removedFiles::offer),
-                30, 30, TimeUnit.SECONDS);
+        housekeeping.scheduleWithFixedDelay(() -> offerPendingRemovals(1000), 30, 30, TimeUnit.SECONDS);
+    }
+
+    /** Queues removed files the namespace still lists (found at start, or not queued when the queue was full), as seen now. */
+    private void offerPendingRemovals(int max) {
+        long now = System.nanoTime();
+        stateMachine.pendingRemovedFiles(max).forEach(file -> removedFiles.offer(new Removal(file, now)));
+    }
+
+    /** A removed file, and when this replica learned of it: its chunks are freed {@link MetaMessages#REMOVED_FILE_KEPT_MILLIS} later. */
+    private record Removal(RemovedFile file, long seenNanos) {
+        boolean due(long nowNanos) {
+            return nowNanos - seenNanos >= TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS);
+        }
     }
 
     public void register(RpcDispatcher dispatcher) {
@@ -393,20 +405,28 @@ public final class MetaService implements AutoCloseable {
     }
 
     /**
-     * Frees the chunks of removed files, many at a time: the chunk removals go out in parallel and
-     * the files that are gone from storage are purged from the namespace with one change. A file
-     * whose removal failed stays recorded and is retried by the periodic scan.
+     * Frees the chunks of removed files, many at a time, each once it has been removed for
+     * {@link MetaMessages#REMOVED_FILE_KEPT_MILLIS} (the queue is in the order they were seen): the
+     * chunk removals go out in parallel and the files that are gone from storage are purged from
+     * the namespace with one change. A file whose removal failed stays recorded and is retried by
+     * the periodic scan.
      */
     private void cleanLoop() {
         List<RemovedFile> files = new ArrayList<>(MetaStateMachine.BATCH_CHANGES_MAX);
         while (!closed) {
             try {
-                RemovedFile first = removedFiles.poll(1, TimeUnit.SECONDS);
+                Removal first = removedFiles.poll(1, TimeUnit.SECONDS);
                 if (first == null) {
                     continue;
                 }
-                files.add(first);
-                removedFiles.drainTo(files, MetaStateMachine.BATCH_CHANGES_MAX - 1);
+                while (!first.due(System.nanoTime())) {
+                    Thread.sleep(100);
+                }
+                files.add(first.file());
+                Removal next;
+                while (files.size() < MetaStateMachine.BATCH_CHANGES_MAX && (next = removedFiles.peek()) != null && next.due(System.nanoTime())) {
+                    files.add(removedFiles.remove().file()); // this thread alone takes from the queue
+                }
             } catch (InterruptedException e) {
                 return;
             }

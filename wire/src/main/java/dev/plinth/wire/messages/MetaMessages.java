@@ -287,4 +287,14 @@ public final class MetaMessages {
 
     /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
     public record RemovedFile(long inodeId, Layout layout) {}
+
+    /**
+     * How long the chunks of a removed file (its last name and its last open gone) outlive it at
+     * the least: an MDT's cleaner frees them no sooner than this after it learned of the removal.
+     * A reader that looked a file up may therefore read it without an open (no metadata change)
+     * for a while: what it read within half of this after the lookup was sent is the file's, even
+     * if the file was removed meanwhile (PlinthClient#openLookedUp). A constant, not a setting, so
+     * that readers and MDTs in different processes cannot disagree on it.
+     */
+    public static final long REMOVED_FILE_KEPT_MILLIS = 5_000;
 }
