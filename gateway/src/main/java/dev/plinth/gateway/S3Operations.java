@@ -346,7 +346,7 @@ final class S3Operations {
             return;
         }
         for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.attributes().sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {
-            ByteBuf whole = readSmall(found.attributes());
+            ByteBuf whole = readSmall(found);
             if (whole != null) {
                 try {
                     serveObject(exchange, found.attributes(), found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true);
@@ -415,26 +415,22 @@ final class S3Operations {
     }
 
     /**
-     * The whole of a small file, read without opening it, or null if the file changed or went away
-     * meanwhile. Sound because a file's chunks are freed only after the file is removed and inode
-     * ids are never reused: if the file still exists unchanged after the read, nothing it read was
-     * freed or rewritten (a writer settles size and mtime at close, as close-to-open promises).
+     * The whole of a small file, read without opening it ({@link PlinthClient#openLookedUp}: what
+     * is read within seconds of the lookup is the file's, even if the file is removed meanwhile),
+     * or null if the file went away before its Data-on-MDT part was read. The file was checked
+     * with a {@code getattr} after the read (note 29), a third metadata query per GET.
      */
-    private ByteBuf readSmall(Attributes attributes) {
-        int size = (int) attributes.sizeBytes();
+    private ByteBuf readSmall(S3Namespace.Found found) {
+        int size = (int) found.attributes().sizeBytes();
         ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(size, 1));
         boolean kept = false;
         try {
             if (size > 0) {
-                try (PlinthFile file = client().openUncounted(attributes)) {
+                try (PlinthFile file = client().openLookedUp(found.attributes(), found.lookupSentNanos())) {
                     java.nio.ByteBuffer target = whole.nioBuffer(0, size);
                     if (ObjectIo.readFully(file, 0, target) < size) {
                         return null;
                     }
-                }
-                Attributes after = client().getAttr(attributes.inodeId());
-                if (after.sizeBytes() != attributes.sizeBytes() || after.mtimeNanos() != attributes.mtimeNanos()) {
-                    return null;
                 }
             }
             whole.writerIndex(size);
