@@ -219,6 +219,20 @@ class S3GatewayTest {
                     .isEqualTo(java.util.Arrays.copyOfRange(data, 1000, 2_000_001));
         }
         assertThat(metadataChanges() - before).as("entries for 80 GETs (a session renewal may fall in)").isLessThan(8);
+        // and a GET over the MDT's part asks the metadata service once: its first bytes come with the lookup
+        byte[] medium = randomBytes(256 << 10);
+        s3.putObject(b -> b.bucket("conditional").key("medium"), RequestBody.fromBytes(medium));
+        double lookups = metadataRequests("ResolvePath");
+        double partReads = metadataRequests("ReadInline");
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("conditional").key("medium")).asByteArray()).isEqualTo(medium);
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("conditional").key("big")).asByteArray()).isEqualTo(data);
+        assertThat(metadataRequests("ResolvePath") - lookups).isEqualTo(2);
+        assertThat(metadataRequests("ReadInline") - partReads).isZero();
+        assertThat(metadataRequests("GetAttr")).isZero();
+    }
+
+    private double metadataRequests(String message) {
+        return cluster.metric("plinth_rpc_server_requests_total{code=\"OK\",message=\"" + message + "\"}", 0);
     }
 
     /**

@@ -143,7 +143,7 @@ class DataOnMdtTest {
 
     @Test
     @Timeout(120)
-    void aStatCanBringTheWholeFileOnlyIfItIsSmallAllOnTheMdtAndReadable() {
+    void aStatCanBringTheFilesMdtPartIfItIsSmallEnoughAndReadable() {
         try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client();
              PlinthClient stranger = cluster.client(new dev.plinth.common.Credentials(4242, 4242, List.of()))) {
             long dir = client.mkdirs("/s", 0755).inodeId();
@@ -161,7 +161,9 @@ class DataOnMdtTest {
             assertThat(stranger.statWithXattrAndBytes("/s/open", null, 4).fileBytes()).as("larger than asked").isNull();
             assertThat(stranger.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).as("not readable").isNull();
             assertThat(client.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).isEqualTo(bytes);
-            assertThat(client.statWithXattrAndBytes("/s/grown", null, 1 << 20).fileBytes()).isNull();
+            // a file past its part: the part alone (nothing written there: zeros), for a reader to take the rest from the chunks
+            assertThat(client.statWithXattrAndBytes("/s/grown", null, 1 << 20).fileBytes()).isEqualTo(new byte[MDT_BYTES]);
+            assertThat(client.statWithXattrAndBytes("/s/grown", null, MDT_BYTES - 1).fileBytes()).as("a part larger than asked").isNull();
             assertThat(client.statWithXattrAndBytes("/s/holes", null, 1 << 20).fileBytes()).isEqualTo(new byte[100]);
             assertThat(client.statWithXattrAndBytes("/s", null, 1 << 20).fileBytes()).as("a directory").isNull();
         }

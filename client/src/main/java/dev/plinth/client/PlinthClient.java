@@ -560,8 +560,17 @@ public final class PlinthClient implements AutoCloseable {
      * metadata requests of a GET and the only changes.
      */
     public PlinthFile openLookedUp(Attributes attributes, long lookupSentNanos) {
+        return openLookedUp(attributes, null, lookupSentNanos);
+    }
+
+    /**
+     * As above, with the file's Data-on-MDT part as the lookup gave it ({@link #statWithXattrAndBytes};
+     * null: none given), which the handle then reads instead of asking the metadata service, and
+     * which is the file's even if it was removed since: that part goes with the inode, not the chunks.
+     */
+    public PlinthFile openLookedUp(Attributes attributes, byte[] mdtPart, long lookupSentNanos) {
         PlinthFile file = openUncounted(attributes);
-        file.readWithoutOpenUntil(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2));
+        file.readWithoutOpenUntil(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2), mdtPart);
         return file;
     }
 
@@ -621,14 +630,15 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     /**
-     * As {@link #statWithXattr}, and the whole file too if it is at most {@code fileBytesMax} long,
-     * lies in its Data-on-MDT part and the caller may read it ({@link AttributesReply#fileBytes()}):
-     * attributes, xattr and bytes from one snapshot, in one query.
+     * As {@link #statWithXattr}, and the file's Data-on-MDT part too (all of a file that short) if
+     * it is at most {@code fileBytesMax} long and the caller may read it
+     * ({@link AttributesReply#fileBytes()}): attributes, xattr and bytes from one snapshot, in one
+     * query. A longer file's part is for {@link #openLookedUp}.
      */
     public AttributesReply statWithXattrAndBytes(String path, String xattrName, int fileBytesMax) {
         AttributesReply reply = meta(new MetaMessages.ResolvePath(header(), path, true, xattrName, fileBytesMax));
-        if (reply.fileBytes() != null) {
-            jobStats.read(currentJob(), reply.fileBytes().length);
+        if (reply.fileBytes() != null && reply.fileBytes().length == reply.attributes().sizeBytes()) {
+            jobStats.read(currentJob(), reply.fileBytes().length); // the whole file was read (a part is counted when a handle reads it)
         }
         return reply;
     }

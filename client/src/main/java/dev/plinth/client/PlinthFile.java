@@ -70,6 +70,8 @@ public final class PlinthFile implements AutoCloseable {
     /** For a handle from {@link PlinthClient#openLookedUp}: whether, and from when (System.nanoTime), its reads need the file opened. */
     private boolean opensWhenLate;
     private long openByNanos;
+    /** For a handle from {@link PlinthClient#openLookedUp}: the Data-on-MDT part its lookup gave, or null. */
+    private byte[] lookedUpMdtPart;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
     private final int mdtBytes;
@@ -555,10 +557,11 @@ public final class PlinthFile implements AutoCloseable {
         return length;
     }
 
-    /** Makes this handle one that reads without an open until {@code openByNanos} ({@link PlinthClient#openLookedUp}). */
-    void readWithoutOpenUntil(long openByNanos) {
+    /** Makes this handle one that reads without an open until {@code openByNanos}, and its Data-on-MDT part from {@code mdtPart} ({@link PlinthClient#openLookedUp}). */
+    void readWithoutOpenUntil(long openByNanos, byte[] mdtPart) {
         this.opensWhenLate = true;
         this.openByNanos = openByNanos;
+        this.lookedUpMdtPart = mdtPart;
     }
 
     /**
@@ -578,7 +581,9 @@ public final class PlinthFile implements AutoCloseable {
     /** Hands {@code [offset, offset + length)} of the Data-on-MDT part to {@code sink}, with this handle's own writes. */
     private void readInline(int offset, int length, ExtentSink sink) {
         flushInline();
-        byte[] bytes = client.readInline(inodeId, offset, length).bytes();
+        byte[] bytes = lookedUpMdtPart != null
+                ? Arrays.copyOfRange(lookedUpMdtPart, Math.min(offset, lookedUpMdtPart.length), Math.min(offset + length, lookedUpMdtPart.length))
+                : client.readInline(inodeId, offset, length).bytes();
         int available = Math.min(bytes.length, length);
         if (available > 0) {
             ByteBuf wrapped = io.netty.buffer.Unpooled.wrappedBuffer(bytes);

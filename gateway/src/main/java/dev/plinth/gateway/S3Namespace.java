@@ -100,19 +100,24 @@ final class S3Namespace {
     }
 
     /**
-     * An object's file and its S3 record (null if it has none), from one lookup; {@code bytes}: the
-     * whole object, when asked for and it lies in its file's Data-on-MDT part (else null);
+     * An object's file and its S3 record (null if it has none), from one lookup; {@code bytes}: its
+     * file's Data-on-MDT part when asked for (else null), all of the object when {@link #whole};
      * {@code lookupSentNanos}: System.nanoTime before the lookup went out
      * ({@link dev.plinth.client.PlinthClient#openLookedUp}).
      */
-    record Found(Attributes attributes, ObjectRecord record, byte[] bytes, long lookupSentNanos) {}
+    record Found(Attributes attributes, ObjectRecord record, byte[] bytes, long lookupSentNanos) {
+        /** Whether the lookup brought all of the object's bytes. */
+        boolean whole() {
+            return bytes != null && bytes.length == attributes.sizeBytes();
+        }
+    }
 
     /** An object's file and record, or null if there is no such object (the bucket exists). */
     Found findObject(String bucket, String key) {
         return findObject(bucket, key, 0);
     }
 
-    /** As above, with the object's bytes when it is at most {@code bytesMax} long and all on the MDT: a small GET in one query. */
+    /** As above, with its file's Data-on-MDT part when that is at most {@code bytesMax} long: all of a small object, a GET in one query. */
     Found findObject(String bucket, String key, int bytesMax) {
         String path = objectPath(bucket, key);
         long sentNanos = System.nanoTime();

@@ -334,7 +334,7 @@ final class S3Operations {
         S3Namespace.Found found = namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
         Attributes attributes = found.attributes();
         byte[] inlineObject = found.bytes();
-        if (inlineObject != null) {
+        if (found.whole()) {
             // all of it on the MDT: bytes, attributes and record came in one query, from one snapshot (and only if readable)
             serveObject(exchange, attributes, found.record(), (offset, length) -> Unpooled.wrappedBuffer(inlineObject, (int) offset, length), true);
             return;
@@ -397,7 +397,7 @@ final class S3Operations {
 
         @Override
         public void prepare(long offset, long length) {
-            file = client().openLookedUp(found.attributes(), found.lookupSentNanos());
+            file = client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos());
             file.adviseSequential(offset, length);
         }
 
@@ -426,7 +426,7 @@ final class S3Operations {
         boolean kept = false;
         try {
             if (size > 0) {
-                try (PlinthFile file = client().openLookedUp(found.attributes(), found.lookupSentNanos())) {
+                try (PlinthFile file = client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos())) {
                     java.nio.ByteBuffer target = whole.nioBuffer(0, size);
                     if (ObjectIo.readFully(file, 0, target) < size) {
                         return null;

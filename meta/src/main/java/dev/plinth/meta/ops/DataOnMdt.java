@@ -63,12 +63,15 @@ public final class DataOnMdt {
         return new MetaMessages.InlineData(bytes);
     }
 
-    /** All of a readable file of at most {@code bytesMax} that lies in its Data-on-MDT part (zeros where nothing is stored), else null. */
-    static byte[] wholeFile(Namespace namespace, InodeRecord inode, int bytesMax) {
-        if (!fits(inode, bytesMax) || !namespace.allowed(inode, Namespace.READ)) {
+    /**
+     * A readable file's Data-on-MDT part, all of the file when it is that short (zeros where
+     * nothing is stored), if that part is at most {@code bytesMax} long; else null.
+     */
+    static byte[] mdtPart(Namespace namespace, InodeRecord inode, int bytesMax) {
+        if (!hasPart(inode, bytesMax) || !namespace.allowed(inode, Namespace.READ)) {
             return null;
         }
-        byte[] bytes = new byte[(int) inode.sizeBytes()];
+        byte[] bytes = new byte[(int) Math.min(inode.sizeBytes(), inode.layout().mdtBytes())];
         byte[] stored = namespace.mdtData(inode.inodeId());
         if (stored != null) {
             System.arraycopy(stored, 0, bytes, 0, Math.min(bytes.length, stored.length));
@@ -76,9 +79,11 @@ public final class DataOnMdt {
         return bytes;
     }
 
-    /** Whether all of {@code inode}'s bytes lie in its Data-on-MDT part and are at most {@code bytesMax}. */
-    static boolean fits(InodeRecord inode, int bytesMax) {
-        return inode.type() == FileType.FILE && inode.layout() != null && inode.sizeBytes() <= Math.min(bytesMax, inode.layout().mdtBytes());
+    /** Whether a file has a Data-on-MDT part (or is empty) of at most {@code bytesMax}. */
+    static boolean hasPart(InodeRecord inode, int bytesMax) {
+        return inode.type() == FileType.FILE && inode.layout() != null
+                && Math.min(inode.sizeBytes(), inode.layout().mdtBytes()) <= bytesMax
+                && (inode.layout().mdtBytes() > 0 || inode.sizeBytes() == 0);
     }
 
     /** The file is cut to {@code sizeBytes}: bytes past it are gone, so growing it again reads zeros. */

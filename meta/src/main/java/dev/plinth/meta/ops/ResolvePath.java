@@ -21,13 +21,13 @@ public final class ResolvePath {
 
     public static AttributesReply apply(Namespace namespace, MetaMessages.ResolvePath request) {
         InodeRecord inode = resolve(namespace, request.path(), request.followLast());
-        if (request.xattrName() != null && request.fileBytesMax() > 0 && DataOnMdt.fits(inode, request.fileBytesMax())) {
-            // a small S3 GET: its record and its bytes in one read of the store
+        if (request.xattrName() != null && request.fileBytesMax() > 0 && DataOnMdt.hasPart(inode, request.fileBytesMax())) {
+            // an S3 GET: its record and its Data-on-MDT bytes (all of a small object) in one read of the store
             namespace.prefetch(List.of(Xattrs.key(inode.inodeId(), request.xattrName()), Namespace.mdtDataKey(inode.inodeId())));
         }
         return new AttributesReply(inode.toAttributes(),
                 request.xattrName() == null ? null : Xattrs.readableValue(namespace, inode, request.xattrName()),
-                request.fileBytesMax() > 0 ? DataOnMdt.wholeFile(namespace, inode, request.fileBytesMax()) : null);
+                request.fileBytesMax() > 0 ? DataOnMdt.mdtPart(namespace, inode, request.fileBytesMax()) : null);
     }
 
     public static InodeRecord resolve(Namespace namespace, String path, boolean followLast) {

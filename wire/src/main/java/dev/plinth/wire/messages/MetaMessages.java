@@ -51,8 +51,8 @@ public final class MetaMessages {
 
     /**
      * Attributes, and the value of an extended attribute where the request asked for one (null
-     * otherwise, or where absent or unreadable); {@code fileBytes}: the whole file, when the request
-     * asked for it and it lies in its Data-on-MDT part (else null).
+     * otherwise, or where absent or unreadable); {@code fileBytes}: the file's Data-on-MDT part, all
+     * of the file when it is that short, when the request asked for it (else null).
      */
     public record AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes) {
         public AttributesReply(Attributes attributes) {
@@ -73,8 +73,9 @@ public final class MetaMessages {
     /**
      * Resolves an absolute path from the root, following symlinks (the last only if asked).
      * {@code xattrName}: the reply also carries that xattr's value, a stat and a getxattr in one
-     * (null: none). {@code fileBytesMax} > 0: also the whole file, if it is at most that long,
-     * lies in its Data-on-MDT part and the caller may read it: a small S3 GET in one query.
+     * (null: none). {@code fileBytesMax} > 0: also the file's Data-on-MDT part (all of a file that
+     * short), if it is at most that long and the caller may read it: a small S3 GET in one query,
+     * and a larger one without a query for its first bytes.
      */
     public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax) implements Query {
         public ResolvePath(OpHeader header, String path, boolean followLast) {
