@@ -321,13 +321,12 @@ final class S3Operations {
      * GET of a small object costs no metadata change (see {@link #readSmall}).
      */
     static final long SMALL_OBJECT_BYTES = 1 << 20;
-    private static final int SMALL_READ_ATTEMPTS = 3;
 
     void getObject(S3Exchange exchange, String bucket, String key, boolean withBody) {
         getObject(exchange, bucket, key, withBody, REMOVED_LOOKUPS_MAX);
     }
 
-    /** How often a GET looks a key up again when the large object it found is removed before the answer starts. */
+    /** How often a GET looks a key up when the object it found is removed before the answer starts. */
     private static final int REMOVED_LOOKUPS_MAX = 3;
 
     private void getObject(S3Exchange exchange, String bucket, String key, boolean withBody, int lookupsLeft) {
@@ -345,23 +344,22 @@ final class S3Operations {
             serveObject(exchange, attributes, found.record(), null, withBody);
             return;
         }
-        for (int attempt = 1; attempt <= SMALL_READ_ATTEMPTS && found.attributes().sizeBytes() <= SMALL_OBJECT_BYTES; attempt++) {
-            ByteBuf whole = readSmall(found);
-            if (whole != null) {
+        try {
+            if (attributes.sizeBytes() <= SMALL_OBJECT_BYTES) {
+                ByteBuf whole = readSmall(found);
                 try {
-                    serveObject(exchange, found.attributes(), found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true);
+                    serveObject(exchange, attributes, found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true);
                 } finally {
                     whole.release();
                 }
                 return;
             }
-            found = namespace.object(bucket, key); // replaced or removed while it was read: look again
-        }
-        requireReadable(found.attributes()); // its headers come from the lookup
-        try (LargeObject bytes = new LargeObject(found)) {
-            serveObject(exchange, found.attributes(), found.record(), bytes, true);
+            requireReadable(attributes); // its headers come from the lookup
+            try (LargeObject bytes = new LargeObject(found)) {
+                serveObject(exchange, attributes, found.record(), bytes, true);
+            }
         } catch (PlinthException e) {
-            // removed (or replaced) between the lookup and the first read, whose Data-on-MDT part goes with the file: look again
+            // removed (or replaced) between the lookup and a read that asks the MDT for the file's first bytes: look again
             if ((e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.STALE_HANDLE) && !exchange.responseStarted() && lookupsLeft > 1) {
                 getObject(exchange, bucket, key, true, lookupsLeft - 1);
                 return;
@@ -415,10 +413,11 @@ final class S3Operations {
     }
 
     /**
-     * The whole of a small file, read without opening it ({@link PlinthClient#openLookedUp}: what
-     * is read within seconds of the lookup is the file's, even if the file is removed meanwhile),
-     * or null if the file went away before its Data-on-MDT part was read. The file was checked
-     * with a {@code getattr} after the read (note 29), a third metadata query per GET.
+     * The whole of a small file, read before the answer without opening it
+     * ({@link PlinthClient#openLookedUp}: what is read within seconds of the lookup is the file's,
+     * even if the file is removed meanwhile). Fails with NOT_FOUND if the file went away before a
+     * read that asks the MDT for its first bytes. The file was checked with a {@code getattr}
+     * after the read (note 29), a third metadata query per GET.
      */
     private ByteBuf readSmall(S3Namespace.Found found) {
         int size = (int) found.attributes().sizeBytes();
@@ -427,20 +426,14 @@ final class S3Operations {
         try {
             if (size > 0) {
                 try (PlinthFile file = client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos())) {
-                    java.nio.ByteBuffer target = whole.nioBuffer(0, size);
-                    if (ObjectIo.readFully(file, 0, target) < size) {
-                        return null;
+                    if (ObjectIo.readFully(file, 0, whole.nioBuffer(0, size)) < size) {
+                        throw new PlinthException(ErrorCode.STALE_HANDLE, "the object ended early while it was read");
                     }
                 }
             }
             whole.writerIndex(size);
             kept = true;
             return whole;
-        } catch (PlinthException e) {
-            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.STALE_HANDLE) {
-                return null;
-            }
-            throw S3Namespace.translate(e);
         } finally {
             if (!kept) {
                 whole.release();
