@@ -54,24 +54,20 @@ public final class MiniCluster implements AutoCloseable {
 
     /** The value of one series on the server's /metrics page, named as it is printed: {@code plinth_meta_inodes{mdt="0"}}. */
     public double metric(String series) {
-        return metricOr(series, Double.NaN, () -> new AssertionError("no series " + series + " on /metrics"));
+        return find(series).orElseThrow(() -> new AssertionError("no series " + series + " on /metrics"));
     }
 
     /** As above, or {@code absent} where the page has no such series (a counter nothing has counted yet). */
     public double metric(String series, double absent) {
-        return metricOr(series, absent, null);
+        return find(series).orElse(absent);
     }
 
-    private double metricOr(String series, double absent, java.util.function.Supplier<AssertionError> missing) {
+    private java.util.OptionalDouble find(String series) {
         try (var http = java.net.http.HttpClient.newHttpClient()) {
             String page = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + server.httpAddress() + "/metrics")).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            var value = page.lines().filter(line -> line.startsWith(series + " "))
+            return page.lines().filter(line -> line.startsWith(series + " "))
                     .mapToDouble(line -> Double.parseDouble(line.substring(series.length()).strip())).findFirst();
-            if (value.isEmpty() && missing != null) {
-                throw missing.get();
-            }
-            return value.orElse(absent);
         } catch (java.io.IOException | InterruptedException e) {
             throw new AssertionError("could not read /metrics", e);
         }

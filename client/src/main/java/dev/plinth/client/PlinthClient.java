@@ -557,20 +557,14 @@ public final class PlinthClient implements AutoCloseable {
      * reading after that opens the file then, once (counted: the file stays readable until the
      * handle closes), or fails with NOT_FOUND if it is gone. For servers answering whole reads
      * of files they looked up (the S3 gateway), where an open and a close were two of the three
-     * metadata requests of a GET and the only changes.
-     */
-    public PlinthFile openLookedUp(Attributes attributes, long lookupSentNanos) {
-        return openLookedUp(attributes, null, lookupSentNanos);
-    }
-
-    /**
-     * As above, with the file's Data-on-MDT part as the lookup gave it ({@link #statWithXattrAndBytes};
-     * null: none given), which the handle then reads instead of asking the metadata service, and
-     * which is the file's even if it was removed since: that part goes with the inode, not the chunks.
+     * metadata requests of a GET and the only changes. {@code mdtPart}: the file's Data-on-MDT
+     * part as the lookup gave it ({@link #statWithXattrAndBytes}; null: none), which the handle
+     * then reads instead of asking the metadata service, and which is the file's even if it was
+     * removed since (that part goes with the inode, not the chunks).
      */
     public PlinthFile openLookedUp(Attributes attributes, byte[] mdtPart, long lookupSentNanos) {
         PlinthFile file = openUncounted(attributes);
-        file.readWithoutOpenUntil(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2), mdtPart);
+        file.readWithoutOpen(new PlinthFile.LookedUp(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2), mdtPart));
         return file;
     }
 

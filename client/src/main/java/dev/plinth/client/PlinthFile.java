@@ -67,11 +67,8 @@ public final class PlinthFile implements AutoCloseable {
     private final boolean writable;
     /** Whether the metadata service counts this handle as an open (see {@link PlinthClient#openUncounted}). */
     private boolean counted;
-    /** For a handle from {@link PlinthClient#openLookedUp}: whether, and from when (System.nanoTime), its reads need the file opened. */
-    private boolean opensWhenLate;
-    private long openByNanos;
-    /** For a handle from {@link PlinthClient#openLookedUp}: the Data-on-MDT part its lookup gave, or null. */
-    private byte[] lookedUpMdtPart;
+    /** For a handle from {@link PlinthClient#openLookedUp}: what its lookup gave; else null. */
+    private LookedUp lookedUp;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
     private final int mdtBytes;
@@ -557,11 +554,15 @@ public final class PlinthFile implements AutoCloseable {
         return length;
     }
 
-    /** Makes this handle one that reads without an open until {@code openByNanos}, and its Data-on-MDT part from {@code mdtPart} ({@link PlinthClient#openLookedUp}). */
-    void readWithoutOpenUntil(long openByNanos, byte[] mdtPart) {
-        this.opensWhenLate = true;
-        this.openByNanos = openByNanos;
-        this.lookedUpMdtPart = mdtPart;
+    /**
+     * A handle's lookup ({@link PlinthClient#openLookedUp}): from when (System.nanoTime) its reads
+     * need the file opened, and the Data-on-MDT part the lookup brought (null: none).
+     */
+    record LookedUp(long openByNanos, byte[] mdtPart) {}
+
+    /** Makes this handle one that reads without an open as {@code lookedUp} allows. */
+    void readWithoutOpen(LookedUp lookedUp) {
+        this.lookedUp = lookedUp;
     }
 
     /**
@@ -572,7 +573,7 @@ public final class PlinthFile implements AutoCloseable {
      * the chunks from then on. A file removed meanwhile fails the read (NOT_FOUND).
      */
     private void openIfReadingLong() {
-        if (opensWhenLate && !counted && System.nanoTime() - openByNanos >= 0) {
+        if (lookedUp != null && !counted && System.nanoTime() - lookedUp.openByNanos() >= 0) {
             client.openCounted(inodeId, false);
             counted = true;
         }
@@ -581,8 +582,8 @@ public final class PlinthFile implements AutoCloseable {
     /** Hands {@code [offset, offset + length)} of the Data-on-MDT part to {@code sink}, with this handle's own writes. */
     private void readInline(int offset, int length, ExtentSink sink) {
         flushInline();
-        byte[] bytes = lookedUpMdtPart != null
-                ? Arrays.copyOfRange(lookedUpMdtPart, Math.min(offset, lookedUpMdtPart.length), Math.min(offset + length, lookedUpMdtPart.length))
+        byte[] part = lookedUp == null ? null : lookedUp.mdtPart();
+        byte[] bytes = part != null ? Arrays.copyOfRange(part, Math.min(offset, part.length), Math.min(offset + length, part.length))
                 : client.readInline(inodeId, offset, length).bytes();
         int available = Math.min(bytes.length, length);
         if (available > 0) {
