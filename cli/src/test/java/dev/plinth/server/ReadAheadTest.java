@@ -139,6 +139,37 @@ class ReadAheadTest {
         }
     }
 
+    @Test
+    @Timeout(120)
+    void aReadAheadUnitIsAStripeOfUpTo4MiBAndOneRequest() {
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
+            byte[] model = new byte[32 << 20];
+            new Random(11).nextBytes(model);
+            // read in 1 MiB calls, as the bench and a mount do: how many requests reach the targets depends on the layout alone
+            for (int stripeBytes : new int[] {4 << 20, 1 << 20, 256 << 10}) {
+                String path = "/striped-" + stripeBytes;
+                try (PlinthFile file = client.create(path, 0644, true, new Layout(2, stripeBytes, 4 << 20, Layout.DEFAULT_POOL, 1, List.of(), 0))) {
+                    file.write(0, ByteBuffer.wrap(model));
+                }
+                double before = readChunkRequests(cluster);
+                try (PlinthFile file = client.open(path, false)) {
+                    for (int at = 0; at < model.length; at += 1 << 20) {
+                        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+                        assertThat(file.read(at, buffer)).isEqualTo(1 << 20);
+                        assertThat(buffer.array()).isEqualTo(Arrays.copyOfRange(model, at, at + (1 << 20)));
+                    }
+                }
+                // 4 MiB stripes: a unit is one stripe, one request; 1 MiB: one each; 256 KiB: a 1 MiB unit of four stripes
+                int expected = stripeBytes == 4 << 20 ? 8 : stripeBytes == 1 << 20 ? 32 : 128;
+                assertThat(readChunkRequests(cluster) - before).as("read requests for stripes of %d bytes", stripeBytes).isEqualTo(expected);
+            }
+        }
+    }
+
+    private static double readChunkRequests(MiniCluster cluster) {
+        return cluster.metric("plinth_rpc_server_requests_total{code=\"OK\",message=\"ReadChunk\"}", 0);
+    }
+
     /** {@code length} bytes from {@code offset} (fewer at the end of the file) through readBuffers, {@code step} at a time. */
     private static byte[] readAll(PlinthFile file, long offset, int length, int step) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

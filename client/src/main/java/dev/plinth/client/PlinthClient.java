@@ -193,7 +193,7 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Bytes of read-ahead this client holds now, all its open files together (at most {@code client.readahead-total-bytes}). */
     public long readAheadBytesHeld() {
-        return (long) (readAheadBudget.units() - readAheadBudget.free()) * PlinthFile.READ_UNIT_BYTES;
+        return readAheadBudget.bytesHeld();
     }
 
     /** How many chunk pieces were read directly from local target files (0 when short-circuit reads are off). */

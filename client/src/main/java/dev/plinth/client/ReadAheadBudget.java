@@ -3,8 +3,8 @@ package dev.plinth.client;
 import java.util.concurrent.Semaphore;
 
 /**
- * The read-ahead one client may hold, all its open files together, in read units
- * ({@link PlinthFile#READ_UNIT_BYTES}): a file fetches a unit ahead of its reader only while one is free here, and
+ * The read-ahead one client may hold, all its open files together, counted in MiB
+ * ({@link PlinthFile#READ_UNIT_BYTES_MIN}, the smallest read unit): a file fetches a unit ahead of its reader only while its bytes are free here, and
  * gives it back when the unit is read past, dropped or the file closes. Bytes a reader asks for are
  * fetched whatever the budget says; only the speculative part waits its turn, so many streams at
  * once (a FUSE mount, the S3 gateway, a data loader's workers) shrink each other's read-ahead
@@ -15,30 +15,32 @@ import java.util.concurrent.Semaphore;
  * a direct buffer received from the network. Thread-safe.
  */
 final class ReadAheadBudget {
-    private final int units;
+    private static final int GRAIN_BYTES = PlinthFile.READ_UNIT_BYTES_MIN;
+    private final int grains;
     private final Semaphore free;
 
     /** {@code directMemoryBytes}: the process's limit, or a value <= 0 when unknown. */
     ReadAheadBudget(long configuredBytes, long directMemoryBytes) {
         long bytes = dev.plinth.common.DirectMemory.shareOf(configuredBytes, directMemoryBytes);
-        this.units = (int) Math.min(Integer.MAX_VALUE, Math.max(0, bytes) / PlinthFile.READ_UNIT_BYTES);
-        this.free = new Semaphore(units);
+        this.grains = (int) Math.min(Integer.MAX_VALUE, Math.max(0, bytes) / GRAIN_BYTES);
+        this.free = new Semaphore(grains);
     }
 
-    /** Takes one unit if one is free; never waits. */
-    boolean tryTake() {
-        return free.tryAcquire();
+    /** Takes a unit of {@code unitBytes} (a multiple of 64 KiB, at least 1 MiB) if that much is free; never waits. */
+    boolean tryTake(int unitBytes) {
+        return free.tryAcquire(grainsOf(unitBytes));
     }
 
-    void giveBack() {
-        free.release();
+    void giveBack(int unitBytes) {
+        free.release(grainsOf(unitBytes));
     }
 
-    int units() {
-        return units;
+    /** The bytes taken now. */
+    long bytesHeld() {
+        return (long) (grains - free.availablePermits()) * GRAIN_BYTES;
     }
 
-    int free() {
-        return free.availablePermits();
+    private static int grainsOf(int unitBytes) {
+        return (unitBytes + GRAIN_BYTES - 1) / GRAIN_BYTES;
     }
 }

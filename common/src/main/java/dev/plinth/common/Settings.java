@@ -42,7 +42,7 @@ public final class Settings {
     // Layout defaults for the root directory of a new file system.
     public static final Setting<Integer> LAYOUT_STRIPE_COUNT = Setting.ofInt("layout.stripe-count", 1, "stripes",
             "Default stripe count of the root directory, inherited by new files (Lustre's default is 1).");
-    public static final Setting<Long> LAYOUT_STRIPE_SIZE = Setting.ofBytes("layout.stripe-size", 1L << 20,
+    public static final Setting<Long> LAYOUT_STRIPE_SIZE = Setting.ofBytes("layout.stripe-size", 4L << 20,
             "Default stripe size: the round-robin unit over stripe objects. A multiple of 64 KiB.");
     public static final Setting<Long> LAYOUT_CHUNK_SIZE = Setting.ofBytes("layout.chunk-size", 4L << 20,
             "Chunk size: the unit a stripe object is stored in on a target. A power of two, 64 KiB to 64 MiB.");

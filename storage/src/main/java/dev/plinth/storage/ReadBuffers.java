@@ -9,8 +9,9 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
- * Buffers that chunk reads land in before they are sent: aligned 1 MiB buffers, made as needed
- * and used again once released, shared by the targets of one process; at most
+ * Buffers that chunk reads land in before they are sent: aligned buffers of a client's largest
+ * read request (4 MiB, a read-ahead unit, design note 68) and the alignment around it, made as
+ * needed and used again once released, shared by the targets of one process; at most
  * {@link #BUFFERS_MAX}, and at most a quarter of the process's direct memory.
  *
  * <p>Why not Netty's pool: a 1 MiB buffer is a quarter of one of its chunks; the releases emptied
@@ -20,15 +21,17 @@ import java.nio.ByteBuffer;
  *
  * <p>Why so many: a client in the same process (the S3 gateway, the mount) keeps the buffers it
  * received as its read-ahead, up to {@code client.readahead-total-bytes} (256 MiB) for all its
- * streams. With 64, four 64 MiB GETs at once (16 read-ahead units each, plus what their sockets
- * hold) ran the pool out on about one read in eleven, and those reads churned Netty's chunks again.
+ * streams. With 64 MiB of them, four 64 MiB GETs at once (16 read-ahead units of 1 MiB each, plus
+ * what their sockets hold) ran the pool out on about one read in eleven, and those reads churned
+ * Netty's chunks again. A shorter read takes a whole buffer too: with 64 of them that bounds the
+ * reads in flight, not the bytes.
  */
 final class ReadBuffers {
-    static final int BUFFER_BYTES = 1 << 20;
+    static final int BUFFER_BYTES = (4 << 20) + (64 << 10);
     /** The buffers' alignment: a multiple of every usual file-system block size, as O_DIRECT needs. */
     static final int ALIGNMENT = 4096;
-    static final int BUFFERS_MAX = 256;
-    private static final int BUFFERS_MIN = 16;
+    static final int BUFFERS_MAX = 64;
+    private static final int BUFFERS_MIN = 4;
 
     private ReadBuffers() {}
 

@@ -123,7 +123,7 @@ class ChunkStoreTest {
     void longReadsOfUncachedRangesGoPastThePageCache() throws IOException {
         ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0, new ChunkStore.DirectIo(2, true));
         ChunkId chunk = new ChunkId(5, 0, 0);
-        int length = (1 << 20) + 1000; // the tail is not a whole file-system block: it ends where the file ends
+        int length = ReadBuffers.BUFFER_BYTES + 1000; // longer than a pool buffer; the tail is not a whole file-system block: it ends where the file ends
         byte[] bytes = new byte[length];
         new Random(7).nextBytes(bytes);
         ByteBuffer aligned = ByteBuffer.allocateDirect(length + 8192).alignedSlice(4096);

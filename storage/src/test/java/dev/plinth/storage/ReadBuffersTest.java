@@ -8,8 +8,8 @@ class ReadBuffersTest {
     @Test
     void poolIsAQuarterOfDirectMemoryWithinBounds() {
         assertThat(ReadBuffers.buffersMax(2L << 30)).as("a server with 2 GiB of direct memory").isEqualTo(ReadBuffers.BUFFERS_MAX);
-        assertThat(ReadBuffers.buffersMax(256L << 20)).as("a test process with -Xmx256m").isEqualTo(64);
-        assertThat(ReadBuffers.buffersMax(16L << 20)).as("tiny: still enough for a few reads in flight").isEqualTo(16);
+        assertThat(ReadBuffers.buffersMax(256L << 20)).as("a test process with -Xmx256m").isEqualTo(15);
+        assertThat(ReadBuffers.buffersMax(16L << 20)).as("tiny: still enough for a few reads in flight").isEqualTo(4);
         assertThat(ReadBuffers.buffersMax(0)).as("limit unknown").isEqualTo(ReadBuffers.BUFFERS_MAX);
     }
 
