@@ -11,6 +11,8 @@ import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -28,6 +30,20 @@ import java.util.function.BooleanSupplier;
 public final class HttpEndpoint implements AutoCloseable {
     private static final PrometheusTextFormatWriter TEXT_FORMAT = PrometheusTextFormatWriter.create();
 
+    /**
+     * The JVM's metrics, registered once per process in a registry of their own: {@code JvmMetrics}
+     * keeps every registry it is given in a static set, so registering it in each server's registry
+     * kept every server a JVM ever ran reachable, with its services, threads' state and read
+     * buffers (a test JVM starts dozens: 37 MiB of direct memory each, until it ran out).
+     */
+    private static final class JvmRegistry {
+        static final PrometheusRegistry REGISTRY = new PrometheusRegistry();
+
+        static {
+            JvmMetrics.builder().register(REGISTRY);
+        }
+    }
+
     private final HttpServer server;
     private final ExecutorService executor;
     private final HostPort address;
@@ -41,7 +57,6 @@ public final class HttpEndpoint implements AutoCloseable {
     /** Listens on {@code listen} (port 0: any free port); {@code ready} answers /readyz. */
     public static HttpEndpoint start(HostPort listen, PrometheusRegistry registry, BooleanSupplier ready) {
         requireNonNull(registry, "registry is null");
-        JvmMetrics.builder().register(registry);
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(listen.host(), listen.port()), 64);
@@ -55,7 +70,10 @@ public final class HttpEndpoint implements AutoCloseable {
         });
         server.createContext("/metrics", exchange -> {
             ByteArrayOutputStream text = new ByteArrayOutputStream(64 * 1024);
-            TEXT_FORMAT.write(text, registry.scrape(), EscapingScheme.UNDERSCORE_ESCAPING);
+            java.util.List<MetricSnapshot> snapshots = new java.util.ArrayList<>();
+            registry.scrape().forEach(snapshots::add);
+            JvmRegistry.REGISTRY.scrape().forEach(snapshots::add);
+            TEXT_FORMAT.write(text, new MetricSnapshots(snapshots), EscapingScheme.UNDERSCORE_ESCAPING);
             answer(exchange, 200, PrometheusTextFormatWriter.CONTENT_TYPE, text.toByteArray());
         });
         ExecutorService executor = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-", 0).daemon().factory());

@@ -44,6 +44,14 @@ public final class AlignedBufferPool {
         free.offer(buffer);
     }
 
+    public int bufferBytes() {
+        return bufferBytes;
+    }
+
+    public int buffersMax() {
+        return buffersMax;
+    }
+
     /** Buffers made so far, lent out or free: at most {@code buffersMax}. */
     public int buffersMade() {
         return buffersMade.get();

@@ -2,7 +2,6 @@ package dev.plinth.storage;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.plinth.common.AlignedBufferPool;
 import dev.plinth.common.ChunkFormat;
 import dev.plinth.common.Config;
 import dev.plinth.common.Crc32cBlocks;
@@ -58,7 +57,7 @@ public final class ChunkStore implements AutoCloseable {
     /** Null where direct reads are off or the file system refuses them. */
     private final DirectReader directReader;
     /** Where reads into buffers land ({@link ReadBuffers}); shared with the process's other targets. */
-    private final AlignedBufferPool readBuffers;
+    private final ReadBuffers readBuffers;
     /**
      * The file system under the target, found once: {@code Files.getFileStore} reads the mount
      * table on every call, and free space is asked for on every write that grows a chunk.
@@ -88,12 +87,12 @@ public final class ChunkStore implements AutoCloseable {
      * of uncached ranges ({@link DirectReader}); and the buffers reads land in ({@link ReadBuffers}),
      * shared by the targets opened with one DirectIo.
      */
-    public record DirectIo(int writeBuffers, boolean reads, AlignedBufferPool readBuffers) {
+    public record DirectIo(int writeBuffers, boolean reads, ReadBuffers readBuffers) {
         public static final DirectIo NONE = new DirectIo(0, false);
 
         /** With read buffers of its own. */
         public DirectIo(int writeBuffers, boolean reads) {
-            this(writeBuffers, reads, ReadBuffers.pool());
+            this(writeBuffers, reads, ReadBuffers.forProcess());
         }
 
         /**
@@ -785,7 +784,7 @@ public final class ChunkStore implements AutoCloseable {
     /** The bytes of {@code read} (a {@link #read} answer) through the page cache, in a buffer the caller releases. */
     public ByteBuf readThroughCache(ReadResult read) {
         int count = read.byteCount();
-        ByteBuf buffer = ReadBuffers.allocate(readBuffers, count, 1);
+        ByteBuf buffer = readBuffers.allocate(count, 1);
         try (FileChannel channel = FileChannel.open(read.file(), StandardOpenOption.READ)) {
             ChunkFormat.readFully(channel, buffer.nioBuffer(buffer.writerIndex(), count), read.alignedOffset());
             return buffer.writerIndex(buffer.writerIndex() + count);

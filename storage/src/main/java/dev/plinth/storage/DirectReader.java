@@ -1,7 +1,6 @@
 package dev.plinth.storage;
 
 import com.sun.nio.file.ExtendedOpenOption;
-import dev.plinth.common.AlignedBufferPool;
 import io.netty.buffer.ByteBuf;
 import java.io.EOFException;
 import java.io.IOException;
@@ -45,12 +44,12 @@ final class DirectReader {
     static final int READ_BYTES_MIN = 256 << 10;
 
     private final int alignment;
-    private final AlignedBufferPool buffers;
+    private final ReadBuffers buffers;
     private final LongAdder bytesRead = new LongAdder();
     private final AtomicBoolean failureLogged = new AtomicBoolean();
 
-    /** {@code buffers} (null for none): made by {@link ReadBuffers#pool()}, shared by the targets of one process. */
-    DirectReader(int alignment, AlignedBufferPool buffers) {
+    /** {@code buffers} (null for none): shared by the targets of one process. */
+    DirectReader(int alignment, ReadBuffers buffers) {
         this.alignment = alignment;
         this.buffers = buffers;
     }
@@ -71,7 +70,7 @@ final class DirectReader {
                 return null;
             }
             int rounded = (length + alignment - 1) & -alignment;
-            ByteBuf buffer = ReadBuffers.allocate(buffers, rounded, alignment);
+            ByteBuf buffer = buffers != null ? buffers.allocate(rounded, alignment) : ReadBuffers.allocate(null, rounded, alignment);
             try {
                 ByteBuffer target = buffer.nioBuffer(buffer.readerIndex(), rounded);
                 while (target.position() < length) {

@@ -123,7 +123,7 @@ class ChunkStoreTest {
     void longReadsOfUncachedRangesGoPastThePageCache() throws IOException {
         ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0, new ChunkStore.DirectIo(2, true));
         ChunkId chunk = new ChunkId(5, 0, 0);
-        int length = ReadBuffers.BUFFER_BYTES + 1000; // longer than a pool buffer; the tail is not a whole file-system block: it ends where the file ends
+        int length = ReadBuffers.LARGE_BUFFER_BYTES + 1000; // longer than a pool buffer; the tail is not a whole file-system block: it ends where the file ends
         byte[] bytes = new byte[length];
         new Random(7).nextBytes(bytes);
         ByteBuffer aligned = ByteBuffer.allocateDirect(length + 8192).alignedSlice(4096);
@@ -139,17 +139,17 @@ class ChunkStoreTest {
         assertThat(got).isEqualTo(bytes);
         // a read that fits one of the readers' own buffers; released, the buffer is used again
         for (int round = 0; round < 2; round++) {
-            io.netty.buffer.ByteBuf first = store.readIfUncached(store.read(chunk, 0, ReadBuffers.BUFFER_BYTES));
-            assertThat(ByteBufUtil.getBytes(first)).isEqualTo(Arrays.copyOf(bytes, ReadBuffers.BUFFER_BYTES));
+            io.netty.buffer.ByteBuf first = store.readIfUncached(store.read(chunk, 0, ReadBuffers.LARGE_BUFFER_BYTES));
+            assertThat(ByteBufUtil.getBytes(first)).isEqualTo(Arrays.copyOf(bytes, ReadBuffers.LARGE_BUFFER_BYTES));
             first.release();
         }
-        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.BUFFER_BYTES);
+        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.LARGE_BUFFER_BYTES);
 
         assertThat(store.readIfUncached(store.read(chunk, 0, DirectReader.READ_BYTES_MIN / 2)))
                 .as("a short read goes through the page cache").isNull();
         Files.readAllBytes(whole.file()); // now all of it is in the page cache
         assertThat(store.readIfUncached(whole)).as("a cached range is left to the cache (sendfile)").isNull();
-        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.BUFFER_BYTES);
+        assertThat(store.directBytesRead()).isEqualTo(length + 2L * ReadBuffers.LARGE_BUFFER_BYTES);
 
         // damage behind the target's back: the direct read gives up, and the cached read reports it
         try (RandomAccessFile data = new RandomAccessFile(whole.file().toFile(), "rw")) {
