@@ -48,10 +48,10 @@ final class DirectReader {
     private final LongAdder bytesRead = new LongAdder();
     private final AtomicBoolean failureLogged = new AtomicBoolean();
 
-    /** {@code buffers} (null for none): shared by the targets of one process. */
+    /** {@code buffers}: shared by the targets of one process. */
     DirectReader(int alignment, ReadBuffers buffers) {
         this.alignment = alignment;
-        this.buffers = buffers;
+        this.buffers = java.util.Objects.requireNonNull(buffers, "buffers is null");
     }
 
     /**
@@ -70,7 +70,7 @@ final class DirectReader {
                 return null;
             }
             int rounded = (length + alignment - 1) & -alignment;
-            ByteBuf buffer = buffers != null ? buffers.allocate(rounded, alignment) : ReadBuffers.allocate(null, rounded, alignment);
+            ByteBuf buffer = buffers.allocate(rounded, alignment);
             try {
                 ByteBuffer target = buffer.nioBuffer(buffer.readerIndex(), rounded);
                 while (target.position() < length) {
