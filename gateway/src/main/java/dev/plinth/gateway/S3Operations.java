@@ -368,6 +368,14 @@ final class S3Operations {
         }
     }
 
+    /**
+     * The file a lookup found, as this request's caller's handle that reads it without an open
+     * ({@link PlinthClient#openLookedUp}).
+     */
+    private PlinthFile openLookedUp(S3Namespace.Found found) {
+        return client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos());
+    }
+
     /** An object's headers (its ETag, a 304) go only to callers who may read it, as its bytes do. */
     private void requireReadable(Attributes attributes) {
         if (!attributes.isDirectory() && !dev.plinth.common.Permissions.allowed(client().caller(), attributes.mode(), attributes.uid(),
@@ -395,7 +403,7 @@ final class S3Operations {
 
         @Override
         public void prepare(long offset, long length) {
-            file = client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos());
+            file = openLookedUp(found);
             file.adviseSequential(offset, length);
         }
 
@@ -425,7 +433,7 @@ final class S3Operations {
         boolean kept = false;
         try {
             if (size > 0) {
-                try (PlinthFile file = client().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos())) {
+                try (PlinthFile file = openLookedUp(found)) {
                     if (ObjectIo.readFully(file, 0, whole.nioBuffer(0, size)) < size) {
                         throw new PlinthException(ErrorCode.STALE_HANDLE, "the object ended early while it was read");
                     }
