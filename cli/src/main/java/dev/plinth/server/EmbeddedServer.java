@@ -115,7 +115,8 @@ public final class EmbeddedServer implements AutoCloseable {
         Files.createDirectories(mdtDirectory);
         raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
         MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), 0,
-                config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config));
+                config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config),
+                config.get(Settings.META_CACHE_BYTES));
         RaftReplica raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(0, config), List.of(raftAddress), 0, stateMachine);
         resources.add(raft);
         meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);

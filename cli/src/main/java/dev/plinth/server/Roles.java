@@ -81,7 +81,8 @@ public final class Roles {
             MapCache maps = server.own(new MapCache(mgmt));
             HostPort raftAddress = new HostPort("127.0.0.1", EmbeddedServer.raftPort(mdtDirectory));
             MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), mdtId,
-                    config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config));
+                    config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config),
+                config.get(Settings.META_CACHE_BYTES));
             RaftReplica raft = server.own(RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, config), List.of(raftAddress), 0, stateMachine));
             MetaService meta = server.own(new MetaService(raft, stateMachine, maps, connections, config));
             meta.register(server.dispatcher());

@@ -329,6 +329,70 @@ class NamespaceTest {
         }
     }
 
+    /**
+     * Queries keep files' records in the same cache: their inodes and entries, xattrs and
+     * Data-on-MDT bytes, and the absence of each (design note 69). Every change to a file is seen
+     * by the next query, with readers racing the changes so that queries keep storing what they read.
+     */
+    @Test
+    void fileChangesAreSeenByTheNextQuery() throws Exception {
+        long dir = root.mkdirs("/cachedfiles", 0777).inodeId();
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        try (PlinthClient readers = cluster.client(new Credentials(1000, 1000, List.of()))) {
+            List<Thread> racing = new java.util.ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                racing.add(Thread.ofPlatform().start(() -> {
+                    while (!done.get()) {
+                        for (String path : List.of("/cachedfiles/f", "/cachedfiles/g")) {
+                            try {
+                                readers.statWithXattrAndBytes(path, "user.v", 4096);
+                            } catch (PlinthException e) {
+                                // missing at this moment: what it sees is checked below
+                            }
+                        }
+                    }
+                }));
+            }
+            try {
+                for (int i = 0; i < 100; i++) {
+                    byte[] bytes = ("version " + i).getBytes(StandardCharsets.UTF_8);
+                    // replaced whole, as an S3 PUT does: new inode, bytes and xattr under the same name
+                    long inode = root.putWhole(dir, "f", 0644, bytes, 0, List.of(new MetaMessages.Xattr("user.v", bytes)), false).inodeId();
+                    MetaMessages.AttributesReply seen = root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096);
+                    assertThat(seen.attributes().inodeId()).isEqualTo(inode);
+                    assertThat(seen.fileBytes()).isEqualTo(bytes);
+                    assertThat(seen.xattrValue()).isEqualTo(bytes);
+                    // the same inode changed in place: its xattr, its bytes through a handle, its length
+                    root.setXattr(inode, "user.v", "changed".getBytes(StandardCharsets.UTF_8), 0);
+                    assertThat(root.statWithXattr("/cachedfiles/f", "user.v").xattrValue()).asString().isEqualTo("changed");
+                    root.removeXattr(inode, "user.v");
+                    assertThat(root.statWithXattr("/cachedfiles/f", "user.v").xattrValue()).isNull();
+                    try (PlinthFile file = root.open("/cachedfiles/f", true)) {
+                        file.write(0, ByteBuffer.wrap("VERSION".getBytes(StandardCharsets.UTF_8)));
+                    }
+                    assertThat(readFile(readers, "/cachedfiles/f")).isEqualTo("VERSION " + i);
+                    assertThat(root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VERSION " + i);
+                    root.setAttr(inode, MetaMessages.SET_SIZE, 0, 0, 0, 3, 0, 0);
+                    assertThat(root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VER");
+                    // a file renamed over it, then the name removed
+                    writeFile(root, "/cachedfiles/g", "other " + i);
+                    long other = root.stat("/cachedfiles/g").inodeId();
+                    root.rename("/cachedfiles/g", "/cachedfiles/f");
+                    fails(ErrorCode.NOT_FOUND, () -> readers.stat("/cachedfiles/g"));
+                    assertThat(readers.stat("/cachedfiles/f").inodeId()).isEqualTo(other);
+                    assertThat(readFile(readers, "/cachedfiles/f")).isEqualTo("other " + i);
+                    root.unlink(dir, "f");
+                    fails(ErrorCode.NOT_FOUND, () -> readers.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096));
+                }
+            } finally {
+                done.set(true);
+                for (Thread thread : racing) {
+                    thread.join();
+                }
+            }
+        }
+    }
+
     @Test
     void readDirPagesAreStableUnderConcurrentChanges() {
         root.mkdirs("/many", 0755);

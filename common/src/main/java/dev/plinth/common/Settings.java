@@ -101,6 +101,9 @@ public final class Settings {
             "Platform threads doing RocksDB reads per process.");
     public static final Setting<Long> META_SESSION_LEASE_MILLIS = Setting.ofLong("meta.session-lease-millis", 30_000, "milliseconds",
             "How long a client session lives without renewal; its open files are then closed for it.");
+    public static final Setting<Long> META_CACHE_BYTES = Setting.ofBytes("meta.cache-bytes", 64L << 20,
+            "Memory each MDT replica keeps of what queries read (inodes, directory entries, xattrs, Data-on-MDT bytes), so that "
+                    + "the next lookup of the same key skips RocksDB; the records read most recently stay. 0: none.");
     public static final Setting<Boolean> META_LOG_SYNC = Setting.ofBoolean("meta.log-sync", false,
             "true: acknowledge a metadata change only after the Raft log is fsynced. false: acknowledge once it is "
                     + "written to the OS; the log is fsynced in groups right after (a process crash loses nothing).");

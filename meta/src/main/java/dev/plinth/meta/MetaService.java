@@ -2,6 +2,7 @@ package dev.plinth.meta;
 
 import static java.util.Objects.requireNonNull;
 
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
@@ -112,6 +113,14 @@ public final class MetaService implements AutoCloseable {
         gauge(registry, "plinth_meta_raft_applied_index", "Highest index the MDT's state machine has applied.", stateMachine::appliedIndex, mdt);
         gauge(registry, "plinth_meta_inodes", "Inodes in the MDT.", stateMachine::inodeCount, mdt);
         gauge(registry, "plinth_meta_data_bytes", "Bytes of files' Data-on-MDT parts stored in the MDT.", stateMachine::mdtDataBytes, mdt);
+        gauge(registry, "plinth_meta_cache_bytes", "Estimated memory the MDT replica's record cache holds (meta.cache-bytes at most).",
+                stateMachine::cacheBytes, mdt);
+        CounterWithCallback.builder().name("plinth_meta_cache_lookups").help("Query reads of the MDT replica's record cache, "
+                + "by result: hit (answered from memory) or miss (read from RocksDB).").labelNames("mdt", "result")
+                .callback(callback -> {
+                    callback.call(stateMachine.cacheHits(), mdt, "hit");
+                    callback.call(stateMachine.cacheMisses(), mdt, "miss");
+                }).register(registry);
         gauge(registry, "plinth_meta_change_queue_changes", "Metadata changes waiting to be logged.", changes::size, mdt);
         gauge(registry, "plinth_meta_removed_files_queue_files", "Removed files whose chunks wait to be freed.", removedFiles::size, mdt);
     }

@@ -54,12 +54,14 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     private final int mdtIndex;
     private final long leaseMillis;
     private final Layout rootLayout;
+    private final long cacheBytes;
     private volatile Consumer<List<RemovedFile>> removedFilesListener = files -> { };
     private volatile MetaStore store;
     private volatile long appliedInStore;
 
-    public MetaStateMachine(Path storeDirectory, int mdtIndex, long leaseMillis, Layout rootLayout) {
+    public MetaStateMachine(Path storeDirectory, int mdtIndex, long leaseMillis, Layout rootLayout, long cacheBytes) {
         this.storeDirectory = requireNonNull(storeDirectory, "storeDirectory is null");
+        this.cacheBytes = cacheBytes;
         this.mdtIndex = mdtIndex;
         this.leaseMillis = leaseMillis;
         this.rootLayout = requireNonNull(rootLayout, "rootLayout is null").validate().template();
@@ -79,7 +81,7 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
-        store = MetaStore.open(storeDirectory);
+        store = MetaStore.open(storeDirectory, cacheBytes);
         long[] applied = store.appliedTermIndex();
         appliedInStore = applied[1];
         if (applied[1] > 0) {
@@ -263,6 +265,22 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
 
     public long mdtDataBytes() {
         return committed().mdtDataBytes();
+    }
+
+    /** The store's record cache: estimated bytes held, lookups answered and not (0 before the store opens). */
+    public long cacheBytes() {
+        MetaStore current = store;
+        return current == null ? 0 : current.cacheBytes();
+    }
+
+    public long cacheHits() {
+        MetaStore current = store;
+        return current == null ? 0 : current.cacheHits();
+    }
+
+    public long cacheMisses() {
+        MetaStore current = store;
+        return current == null ? 0 : current.cacheMisses();
     }
 
     /** The namespace as committed, for reading counters (no batch, root's credentials). */

@@ -179,7 +179,7 @@ public final class Namespace {
     public InodeRecord inodeOrNull(long inodeId) {
         byte[] key = MetaKeys.id(MetaKeys.INODE, inodeId);
         if (batch == null) {
-            return store.getRecord(key, InodeRecord.class, InodeRecord::isDirectory); // a query: directories may come from the cache
+            return store.getRecord(key, InodeRecord.class); // a query: may come from the record cache
         }
         byte[] value = get(key);
         return value == null ? null : MetaStore.decode(InodeRecord.class, value);
@@ -208,7 +208,7 @@ public final class Namespace {
     public DentryRecord dentry(long parentId, String name) {
         byte[] key = MetaKeys.named(MetaKeys.DENTRY, parentId, name);
         if (batch == null) {
-            return store.getRecord(key, DentryRecord.class, entry -> entry.type() == FileType.DIRECTORY);
+            return store.getRecord(key, DentryRecord.class);
         }
         byte[] value = get(key);
         return value == null ? null : MetaStore.decode(DentryRecord.class, value);

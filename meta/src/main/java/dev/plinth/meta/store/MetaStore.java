@@ -40,9 +40,11 @@ public final class MetaStore implements AutoCloseable {
     private final Options options;
     private final WriteOptions writeOptions;
     private final ReadOptions readOptions;
+    private final RecordCache cache;
 
-    private MetaStore(RocksDB db, Options options) {
+    private MetaStore(RocksDB db, Options options, RecordCache cache) {
         this.db = db;
+        this.cache = cache;
         this.options = options;
         this.writeOptions = new WriteOptions().setDisableWAL(true);
         this.readOptions = new ReadOptions();
@@ -61,12 +63,14 @@ public final class MetaStore implements AutoCloseable {
                 .setMemtablePrefixBloomSizeRatio(0.1).setMemtableWholeKeyFiltering(true);
     }
 
-    public static MetaStore open(Path directory) {
+    /** Opens (creating if missing) the store in {@code directory}, keeping up to about {@code cacheBytes} of what queries read in memory. */
+    public static MetaStore open(Path directory, long cacheBytes) {
+        RecordCache cache = new RecordCache(cacheBytes);
         Options options = storeOptions();
         try {
             Files.createDirectories(directory);
             RocksDB db = RocksDB.open(options, directory.toString());
-            MetaStore store = new MetaStore(db, options);
+            MetaStore store = new MetaStore(db, options, cache);
             byte[] format = db.get(FORMAT_KEY);
             if (format == null) {
                 db.put(FORMAT_KEY, ByteBuffer.allocate(4).putInt(FORMAT_VERSION).array());
@@ -82,21 +86,21 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /** What this thread reads while it runs {@link #readConsistently}: one snapshot, and the directory cache's generation before it. */
+    /** What this thread reads while it runs {@link #readConsistently}: one snapshot, and the record cache's generation before it. */
     private record SnapshotView(ReadOptions options, long generation) {}
 
     private final ThreadLocal<SnapshotView> snapshotReads = new ThreadLocal<>();
-    private final DirectoryCache directories = new DirectoryCache();
     /** Keys of cached kinds that the batch being built writes (only the one apply thread writes). */
     private List<byte[]> changing = new ArrayList<>();
 
     /**
      * Runs {@code reads} against one snapshot of the store: a query that reads several keys (a
      * path's entries, then the inode an entry names) must not see a change land between two of
-     * them, or a file replaced by a rename looks missing for a moment.
+     * them, or a file replaced by a rename looks missing for a moment. Reads of the kinds the
+     * {@link RecordCache} keeps go through it.
      */
     public <T> T readConsistently(java.util.function.Supplier<T> reads) {
-        long generation = directories.generation(); // before the snapshot: see DirectoryCache
+        long generation = cache.generation(); // before the snapshot: see RecordCache
         org.rocksdb.Snapshot taken = db.getSnapshot();
         try (ReadOptions options = new ReadOptions().setSnapshot(taken)) {
             snapshotReads.set(new SnapshotView(options, generation));
@@ -107,8 +111,19 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
+    /** The value at {@code key}, or null; inside {@link #readConsistently} from its snapshot, through the cache for xattrs and Data-on-MDT bytes. */
     public byte[] get(byte[] key) {
-        return get(optionsFor(snapshotReads.get()), key);
+        SnapshotView view = snapshotReads.get();
+        if (view == null || !cachedAsStored(key)) {
+            return get(optionsFor(view), key);
+        }
+        Object cached = cache.get(key, view.generation());
+        if (cached != null) {
+            return cached == RecordCache.ABSENT ? null : (byte[]) cached;
+        }
+        byte[] value = get(view.options(), key);
+        keep(key, value, view);
+        return value;
     }
 
     private byte[] get(ReadOptions options, byte[] key) {
@@ -119,13 +134,46 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /** The values of {@code keys} (null where absent), read in one call, from this thread's snapshot if it has one. */
+    /**
+     * The values of {@code keys} (null where absent), read in one call, from this thread's snapshot
+     * if it has one (through the cache for the kinds it keeps as stored, as {@link #get(byte[])}).
+     */
     public List<byte[]> getAll(List<byte[]> keys) {
+        SnapshotView view = snapshotReads.get();
+        List<byte[]> values = view == null ? null : cachedValues(keys, view);
+        if (values != null) {
+            return values;
+        }
         try {
-            return db.multiGetAsList(optionsFor(snapshotReads.get()), keys);
+            values = db.multiGetAsList(optionsFor(view), keys);
         } catch (RocksDBException e) {
             throw readFailed(e);
         }
+        if (view != null) {
+            for (int i = 0; i < keys.size(); i++) {
+                if (cachedAsStored(keys.get(i))) {
+                    keep(keys.get(i), values.get(i), view);
+                }
+            }
+        }
+        return values;
+    }
+
+    /** All of {@code keys}' values from the cache, or null if any is not there (then one call reads them all). */
+    private List<byte[]> cachedValues(List<byte[]> keys, SnapshotView view) {
+        List<byte[]> values = new ArrayList<>(keys.size());
+        for (byte[] key : keys) {
+            Object cached = cachedAsStored(key) ? cache.get(key, view.generation()) : null;
+            if (cached == null) {
+                return null;
+            }
+            values.add(cached == RecordCache.ABSENT ? null : (byte[]) cached);
+        }
+        return values;
+    }
+
+    private void keep(byte[] key, byte[] value, SnapshotView view) {
+        cache.put(key, value == null ? RecordCache.ABSENT : value, value == null ? 0 : value.length, view.generation());
     }
 
     /** How a read sees the store: from the snapshot of {@link #readConsistently} where the thread runs in one ({@code view}). */
@@ -138,34 +186,59 @@ public final class MetaStore implements AutoCloseable {
     }
 
     /**
-     * The record at an inode or directory-entry key, decoded, as a query reads it: from the
-     * {@link DirectoryCache} where it may, and kept there if it {@code isDirectory}. Outside
-     * {@link #readConsistently} a plain read.
+     * The record at an inode or directory-entry key, decoded (null: none), as a query reads it:
+     * from the {@link RecordCache} where it may, and kept there. Outside {@link #readConsistently}
+     * a plain read.
      */
-    public <T extends Record> T getRecord(byte[] key, Class<T> type, java.util.function.Predicate<T> isDirectory) {
+    public <T extends Record> T getRecord(byte[] key, Class<T> type) {
+        if (!cachedDecoded(key)) {
+            throw new IllegalArgumentException("not an inode or directory-entry key");
+        }
         SnapshotView view = snapshotReads.get();
         if (view != null) {
-            Object cached = directories.get(key, view.generation());
+            Object cached = cache.get(key, view.generation());
             if (cached != null) {
-                return type.cast(cached);
+                return cached == RecordCache.ABSENT ? null : type.cast(cached);
             }
         }
         byte[] value = get(optionsFor(view), key);
-        if (value == null) {
-            return null;
-        }
-        T record = decode(type, value);
-        if (view != null && isDirectory.test(record)) {
-            directories.put(key, record, view.generation());
+        T record = value == null ? null : decode(type, value);
+        if (view != null) {
+            cache.put(key, record == null ? RecordCache.ABSENT : record, value == null ? 0 : value.length, view.generation());
         }
         return record;
     }
 
+    /** Kinds of keys the cache keeps decoded: read with {@link #getRecord}. */
+    private static boolean cachedDecoded(byte[] key) {
+        return key.length > 0 && (key[0] == MetaKeys.INODE || key[0] == MetaKeys.DENTRY);
+    }
+
+    /** Kinds of keys the cache keeps as stored: read with {@link #get(byte[])} and {@link #getAll}. */
+    private static boolean cachedAsStored(byte[] key) {
+        return key.length > 0 && (key[0] == MetaKeys.XATTR || key[0] == MetaKeys.MDT_DATA);
+    }
+
     /** Told of every key a change puts or deletes in the batch being built, before the batch commits. */
     public void changing(byte[] key) {
-        if (key.length > 0 && (key[0] == MetaKeys.INODE || key[0] == MetaKeys.DENTRY)) {
+        if (cachedDecoded(key) || cachedAsStored(key)) {
             changing.add(key);
         }
+    }
+
+    /** Estimated bytes the record cache holds. */
+    public long cacheBytes() {
+        return cache.bytes();
+    }
+
+    /** Lookups the record cache answered, so far. */
+    public long cacheHits() {
+        return cache.hits();
+    }
+
+    /** Lookups it did not (read from RocksDB). */
+    public long cacheMisses() {
+        return cache.misses();
     }
 
     /** Reads through a pending batch, so a change sees its own writes. */
@@ -208,7 +281,7 @@ public final class MetaStore implements AutoCloseable {
         List<byte[]> cachedKinds = changing;
         changing = new ArrayList<>();
         if (!cachedKinds.isEmpty()) {
-            directories.committing(cachedKinds);
+            cache.committing(cachedKinds);
         }
         try {
             batch.put(APPLIED_KEY, ByteBuffer.allocate(16).putLong(term).putLong(index).array());
@@ -218,7 +291,7 @@ public final class MetaStore implements AutoCloseable {
             throw new IllegalStateException("metadata write failed: " + e.getMessage(), e);
         } finally {
             if (!cachedKinds.isEmpty()) {
-                directories.committed();
+                cache.committed();
             }
         }
     }
