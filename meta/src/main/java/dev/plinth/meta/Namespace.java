@@ -237,7 +237,10 @@ public final class Namespace {
         long next = getLong(NEXT_INODE_KEY, 2);
         putLong(NEXT_INODE_KEY, next + 1);
         putLong(INODE_COUNT_KEY, inodeCount() + 1);
-        return InodeId.of(mdtIndex, next);
+        long inodeId = InodeId.of(mdtIndex, next);
+        // an id never used before has no Data-on-MDT bytes: storing a new file's bytes need not look for old ones
+        seen.put(ByteBuffer.wrap(mdtDataKey(inodeId)), ABSENT);
+        return inodeId;
     }
 
     public long inodeCount() {
