@@ -152,6 +152,7 @@ class ReadAheadTest {
                     file.write(0, ByteBuffer.wrap(model));
                 }
                 double before = readChunkRequests(cluster);
+                double bytesBefore = bytesRead(cluster);
                 try (PlinthFile file = client.open(path, false)) {
                     for (int at = 0; at < model.length; at += 1 << 20) {
                         ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
@@ -159,11 +160,57 @@ class ReadAheadTest {
                         assertThat(buffer.array()).isEqualTo(Arrays.copyOfRange(model, at, at + (1 << 20)));
                     }
                 }
-                // 4 MiB stripes: a unit is one stripe, one request; 1 MiB: one each; 256 KiB: a 1 MiB unit of four stripes
-                int expected = stripeBytes == 4 << 20 ? 8 : stripeBytes == 1 << 20 ? 32 : 128;
+                // 4 MiB stripes: a unit is one stripe, one request, but the first read's unit goes as two (the MiB it
+                // waits for and the rest); 1 MiB: one each; 256 KiB: a 1 MiB unit of four stripes
+                int expected = stripeBytes == 4 << 20 ? 9 : stripeBytes == 1 << 20 ? 32 : 128;
                 assertThat(readChunkRequests(cluster) - before).as("read requests for stripes of %d bytes", stripeBytes).isEqualTo(expected);
+                assertThat(bytesRead(cluster) - bytesBefore).as("bytes the targets read").isEqualTo(model.length);
             }
         }
+    }
+
+    /**
+     * A stream's first read waits for the bytes it asks for alone, not for the whole unit they lie in
+     * (design note 70), and the rest of the unit comes beside it; reads that then arrive out of order,
+     * as a mount's concurrent reads do, get their bytes, and only a read behind where the first one
+     * ended is fetched again.
+     */
+    @Test
+    @Timeout(120)
+    void aStreamsFirstReadFetchesItsOwnBytesBesideTheRestOfItsUnit() {
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
+            byte[] model = new byte[16 << 20];
+            new Random(12).nextBytes(model);
+            try (PlinthFile file = client.create("/first", 0644, true, new Layout(1, 4 << 20, 4 << 20, Layout.DEFAULT_POOL, 1, List.of(), 0))) {
+                file.write(0, ByteBuffer.wrap(model));
+            }
+            double before = readChunkRequests(cluster);
+            double bytesBefore = bytesRead(cluster);
+            try (PlinthFile file = client.open("/first", false)) {
+                // 128 KiB reads out of order, as the kernel sends a mount's, and one that overlaps the first
+                for (int at : new int[] {0, 256 << 10, 128 << 10, 64 << 10, 384 << 10}) {
+                    ByteBuffer buffer = ByteBuffer.allocate(128 << 10);
+                    assertThat(file.read(at, buffer)).isEqualTo(128 << 10);
+                    assertThat(buffer.array()).isEqualTo(Arrays.copyOfRange(model, at, at + (128 << 10)));
+                }
+                ByteBuffer rest = ByteBuffer.allocate(model.length - (512 << 10));
+                while (rest.hasRemaining()) {
+                    assertThat(file.read((512 << 10) + rest.position(), rest)).isPositive();
+                }
+                assertThat(rest.array()).isEqualTo(Arrays.copyOfRange(model, 512 << 10, model.length));
+            }
+            // the first read's 128 KiB, the rest of its unit, three units ahead, and the overlapping read's own bytes
+            assertThat(readChunkRequests(cluster) - before).isEqualTo(6);
+            assertThat(bytesRead(cluster) - bytesBefore).as("bytes the targets read").isEqualTo(model.length + (128 << 10));
+        }
+    }
+
+    private static double bytesRead(MiniCluster cluster) {
+        double total = 0;
+        for (int target = 0; target < 8; target++) {
+            total += cluster.metric("plinth_target_io_bytes_total{direction=\"read\",target=\"" + target + "\"}", 0);
+        }
+        return total;
     }
 
     private static double readChunkRequests(MiniCluster cluster) {

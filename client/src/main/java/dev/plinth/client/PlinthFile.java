@@ -634,12 +634,7 @@ public final class PlinthFile implements AutoCloseable {
         } else {
             dropAllReadUnits();
             streamEnd = Long.MAX_VALUE; // a new stream, whose end nobody said
-            Extent extent = await(fetch(offset, length));
-            try {
-                extent.deliver(offset, length, sink);
-            } finally {
-                extent.release();
-            }
+            deliverOnce(await(fetch(offset, length)), offset, offset + length, sink);
             lastReadEnd = offset + length;
         }
     }
@@ -668,27 +663,46 @@ public final class PlinthFile implements AutoCloseable {
         // keep the window full: everything up to readaheadUnits past the last unit read, within the file and the stream
         long windowEnd = Math.max(lastUnit, Math.min(lastUnit + readaheadUnits, (Math.min(sizeBytes, streamEnd) - 1) / readUnitBytes));
         long fetchEnd = Math.max(streamEnd, end); // a unit that reaches past the advised range is fetched only up to its end
+        // A unit the read needs that is not on its way (a stream's first read, or one that outran its read-ahead)
+        // and that the read ends inside is fetched as two requests at once: the part the read asks for, which it
+        // waits for, and the rest, which becomes the unit. A GET's first 1 MiB then waits for 1 MiB from the disk,
+        // not for a whole 4 MiB stripe (design note 70).
+        CompletableFuture<Extent> head = null;
+        if (!readUnits.containsKey(lastUnit) && end < (lastUnit + 1) * readUnitBytes && end < Math.min(sizeBytes, fetchEnd)) {
+            long headStart = Math.max(offset, lastUnit * readUnitBytes);
+            head = fetch(headStart, (int) (end - headStart));
+            readUnits.put(lastUnit, new ReadUnit(fetchUnit(lastUnit, end, fetchEnd), false));
+        }
         for (long unit = firstUnit; unit <= windowEnd; unit++) {
             if (!readUnits.containsKey(unit)) {
                 boolean ahead = unit > lastUnit;
                 if (ahead && !client.readAheadBudget().tryTake(readUnitBytes)) {
                     break; // the client's read-ahead is all taken (many streams at once): fetch what is asked for
                 }
-                readUnits.put(unit, new ReadUnit(fetchUnit(unit, fetchEnd), ahead));
+                readUnits.put(unit, new ReadUnit(fetchUnit(unit, 0, fetchEnd), ahead));
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
             long unitStart = unit * readUnitBytes;
             long from = Math.max(offset, unitStart);
             long to = Math.min(end, unitStart + readUnitBytes);
+            if (unit == lastUnit && head != null) {
+                deliverOnce(await(head), from, to, sink);
+                continue;
+            }
             ReadUnit pending = readUnits.get(unit);
             Extent extent = pending == null ? null : await(pending.extent());
+            if (extent != null && extent.start > from) {
+                // a read behind where its unit's extent begins (out of order, after a split): just its own bytes
+                deliverOnce(await(fetch(from, (int) (to - from))), from, to, sink);
+                continue;
+            }
             if (extent == null || extent.start + extent.length < to) {
                 // dropped behind the stream, or fetched when the file ended inside it and it has grown since
                 if (pending != null) {
                     release(pending);
                 }
-                pending = new ReadUnit(fetchUnit(unit, Long.MAX_VALUE), false);
+                pending = new ReadUnit(fetchUnit(unit, 0, Long.MAX_VALUE), false);
                 readUnits.put(unit, pending);
                 extent = await(pending.extent());
             }
@@ -703,6 +717,15 @@ public final class PlinthFile implements AutoCloseable {
                 release(entry.getValue());
                 entries.remove();
             }
+        }
+    }
+
+    /** Delivers [from, to) of an extent fetched for one read alone, and releases it. */
+    private static void deliverOnce(Extent extent, long from, long to, ExtentSink sink) {
+        try {
+            extent.deliver(from, (int) (to - from), sink);
+        } finally {
+            extent.release();
         }
     }
 
@@ -855,11 +878,11 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     /**
-     * Fetches a read-ahead unit as far as the file goes and at most up to {@code limit}, less the
-     * Data-on-MDT part (which the targets do not hold).
+     * Fetches a read-ahead unit from {@code from} (or its start) as far as the file goes and at
+     * most up to {@code limit}, less the Data-on-MDT part (which the targets do not hold).
      */
-    private CompletableFuture<Extent> fetchUnit(long unit, long limit) {
-        long start = Math.max(unit * readUnitBytes, mdtBytes);
+    private CompletableFuture<Extent> fetchUnit(long unit, long from, long limit) {
+        long start = Math.max(Math.max(unit * readUnitBytes, from), mdtBytes);
         long end = Math.min(Math.min((unit + 1) * readUnitBytes, sizeBytes), limit);
         return fetch(start, (int) Math.max(0, end - start));
     }
