@@ -231,6 +231,37 @@ class S3GatewayTest {
         assertThat(metadataRequests("GetAttr")).isZero();
     }
 
+    /**
+     * A GET or HEAD whose answer is all in memory is answered on the network event loop (design note
+     * 71); one that needs the targets, a listing or a record not yet cached goes to a thread and is
+     * answered the same, with one lookup.
+     */
+    @Test
+    void requestsThatNeedNoWaitingAreAnsweredOnTheEventLoop() {
+        s3.createBucket(b -> b.bucket("quick"));
+        byte[] small = randomBytes(3000);
+        byte[] large = randomBytes(3 << 20);
+        s3.putObject(b -> b.bucket("quick").key("small"), RequestBody.fromBytes(small));
+        s3.putObject(b -> b.bucket("quick").key("large"), RequestBody.fromBytes(large));
+        double answeredBefore = cluster.metric("plinth_s3_event_loop_answers_total", 0);
+        double lookupsBefore = metadataRequests("ResolvePath");
+        for (int round = 0; round < 3; round++) {
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("quick").key("small")).asByteArray()).isEqualTo(small);
+            assertThat(s3.headObject(b -> b.bucket("quick").key("small")).contentLength()).isEqualTo(small.length);
+            assertThatThrownBy(() -> s3.getObject(b -> b.bucket("quick").key("missing")))
+                    .isInstanceOf(software.amazon.awssdk.services.s3.model.NoSuchKeyException.class);
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("quick").key("large")).asByteArray()).isEqualTo(large);
+            assertThat(s3.listObjectsV2(b -> b.bucket("quick")).contents()).hasSize(2);
+        }
+        // from the second round on the small GET, the HEAD and the missing key's GET need nothing that waits (the
+        // HEAD from the first, after its GET); the large GET and the listing never. A refresh of the access keys
+        // (every 5 s) sends one request to a thread.
+        assertThat(cluster.metric("plinth_s3_event_loop_answers_total", 0) - answeredBefore).isBetween(5.0, 9.0);
+        // one successful lookup per request, as on a thread alone (the missing key's is its bucket's): a large GET
+        // that starts on the event loop goes on on its thread with that lookup, and a listing goes there at once
+        assertThat(metadataRequests("ResolvePath") - lookupsBefore).as("lookups").isEqualTo(15);
+    }
+
     private double metadataRequests(String message) {
         return cluster.metric("plinth_rpc_server_requests_total{code=\"OK\",message=\"" + message + "\"}", 0);
     }

@@ -8,6 +8,7 @@ import dev.plinth.common.FileType;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
@@ -159,6 +160,9 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Waits for {@code future}, giving up if the caller does ({@link #CANCELLED}). */
     static <T> T await(java.util.concurrent.CompletableFuture<T> future) {
+        if (!future.isDone()) {
+            NonBlocking.check("a call answered later");
+        }
         if (CANCELLED.isBound()) {
             while (!future.isDone()) {
                 checkCancelled();
@@ -305,6 +309,9 @@ public final class PlinthClient implements AutoCloseable {
      * the map is fetched again between tries, in case the metadata service moved.
      */
     <R extends Record> R meta(Record request) {
+        if (request instanceof MetaMessages.Mutation) {
+            NonBlocking.check("a metadata change"); // goes through the log: answered later, and not to be sent twice
+        }
         jobStats.metadata(currentJob());
         return Retry.call(retryMillis, () -> server().request(request), this::refreshClusterMapSoon);
     }

@@ -1,6 +1,7 @@
 package dev.plinth.client;
 
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import java.util.function.Supplier;
 
@@ -25,6 +26,7 @@ final class Retry {
                 }
             }
             PlinthClient.checkCancelled();
+            NonBlocking.check("a retry's pause");
             try {
                 Thread.sleep(backoffMillis);
             } catch (InterruptedException e) {

@@ -1,6 +1,7 @@
 package dev.plinth.gateway;
 
 import dev.plinth.client.PlinthClient;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.wire.messages.MgmtMessages.AccessKey;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +43,12 @@ final class AccessKeys {
     }
 
     /** Fetches the keys unless a fetch started after {@code askedNanos} (it already saw what existed then). */
-    private synchronized void refresh(long askedNanos) {
+    private void refresh(long askedNanos) {
+        NonBlocking.check("a fetch of the access keys"); // from mgmt, and another thread may be fetching: it holds the lock
+        fetch(askedNanos);
+    }
+
+    private synchronized void fetch(long askedNanos) {
         if (fetched && fetchStartedNanos - askedNanos >= 0) {
             return;
         }

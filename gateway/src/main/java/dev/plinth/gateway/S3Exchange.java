@@ -1,5 +1,6 @@
 package dev.plinth.gateway;
 
+import dev.plinth.common.NonBlocking;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -46,6 +47,8 @@ final class S3Exchange {
     private boolean closeAfterResponse;
     private final long startNanos = System.nanoTime();
     private volatile String operation = "Unknown";
+    /** An object's lookup made on the event loop before the request went to its thread (design note 71). */
+    private volatile S3Namespace.Found keptLookup;
     private volatile int status;
 
     /** Told once when the exchange is over, and whether the connection can serve the next request. */
@@ -137,6 +140,18 @@ final class S3Exchange {
         return operation;
     }
 
+    /** Keeps the lookup of a GET that goes on on its own thread, for that thread's {@link #takeLookup}. */
+    void keepLookup(S3Namespace.Found found) {
+        keptLookup = found;
+    }
+
+    /** The lookup kept by {@link #keepLookup}, once; null if none. */
+    S3Namespace.Found takeLookup() {
+        S3Namespace.Found found = keptLookup;
+        keptLookup = null;
+        return found;
+    }
+
     /** The HTTP status answered (0 if none was: the connection was cut first). */
     int status() {
         return status;
@@ -192,6 +207,7 @@ final class S3Exchange {
     }
 
     void respondError(S3Exception error) {
+        refuseIfWaited();
         if (responseStarted) {
             // the status line is out: all that is left is to cut the connection, so the client sees a short body
             closeAfterResponse = true;
@@ -204,6 +220,16 @@ final class S3Exchange {
             return;
         }
         respondXml(error.error().httpStatus(), Xml.error(error.error().code(), error.getMessage(), path, requestId));
+    }
+
+    /**
+     * Answers nothing once something that was not to wait asked to ({@link NonBlocking#refused}):
+     * whatever was computed after that (an error some layer made of the refusal) is not the answer.
+     */
+    private static void refuseIfWaited() {
+        if (NonBlocking.refused()) {
+            NonBlocking.check("an answer after a refused wait");
+        }
     }
 
     /** Whether the status line of the answer is out (a failure can then only cut the connection). */
@@ -278,6 +304,7 @@ final class S3Exchange {
     }
 
     private void startCheck() {
+        refuseIfWaited();
         if (responseStarted) {
             throw new IllegalStateException("a response was already started for " + requestId);
         }

@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The S3 gateway: an HTTP/1.1 server (Netty) whose requests each run on a virtual thread against
- * the native client. The event loop only moves bytes: it hands a request's body to its thread
- * through a bounded {@link BodyStream} and writes what the thread answers. A connection serves
+ * the native client. The event loop moves bytes: it hands a request's body to its thread through
+ * a bounded {@link BodyStream} and writes what the thread answers. A GET or HEAD whose answer needs
+ * nothing that could wait (the key, records and bytes all in memory) the event loop answers itself,
+ * and anything that would wait sends the request to its thread instead (design note 71). A connection serves
  * one request at a time (what arrives of the next waits, unread further, until the answer is out), and at most
  * {@code s3.requests-inflight-max} requests run at once; beyond that the answer is SlowDown.
  */
@@ -63,6 +65,7 @@ public final class S3Gateway implements AutoCloseable {
     private final io.prometheus.metrics.core.metrics.Counter requests;
     private final io.prometheus.metrics.core.metrics.Histogram duration;
     private final io.prometheus.metrics.core.metrics.Counter refusals;
+    private final io.prometheus.metrics.core.metrics.Counter eventLoopAnswers;
 
     private S3Gateway(PlinthClient client, Config config, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
         this.requests = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_requests", "S3 requests answered, by operation and HTTP status.",
@@ -71,6 +74,8 @@ public final class S3Gateway implements AutoCloseable {
                 "Time from an S3 request's headers to the end of its answer, by operation.", "operation");
         this.refusals = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_refused_requests",
                 "Requests refused before an operation ran (bad HTTP, oversize headers, too many in progress), by error code.", "code");
+        this.eventLoopAnswers = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_event_loop_answers",
+                "Requests answered on the network event loop, everything they needed in memory (the rest run on threads of their own).");
         S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT));
         int anonymousUid = config.get(Settings.S3_ANONYMOUS_UID);
         Authenticator authenticator = new Authenticator(new AccessKeys(client),
@@ -187,6 +192,8 @@ public final class S3Gateway implements AutoCloseable {
     private final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         private BodyStream body;
         private S3Exchange exchange;
+        /** A request without a body that the event loop may answer itself, once its end has arrived (design note 71). */
+        private S3Exchange answerHere;
         /** Whether the request in progress has arrived whole: what arrives now belongs to the next one. */
         private boolean requestReceived;
         /**
@@ -244,6 +251,7 @@ public final class S3Gateway implements AutoCloseable {
                 if (content.decoderResult().isFailure()) {
                     content.release();
                     body.fail(content.decoderResult().cause());
+                    handOffWaiting();
                     return;
                 }
                 boolean last = content instanceof LastHttpContent;
@@ -251,6 +259,21 @@ public final class S3Gateway implements AutoCloseable {
                 if (last) {
                     body.end();
                     requestReceived = true;
+                    S3Exchange received = answerHere;
+                    if (received != null) {
+                        answerHere = null;
+                        boolean answered = false;
+                        try {
+                            answered = router.answerWithoutWaiting(received);
+                        } finally {
+                            if (answered) {
+                                eventLoopAnswers.inc();
+                                received.ensureDone();
+                            } else {
+                                handOff(received); // something it needs would make it wait
+                            }
+                        }
+                    }
                     readIfReady(context);
                 } else if (more && parked.isEmpty()) {
                     readMore(context);
@@ -311,15 +334,39 @@ public final class S3Gateway implements AutoCloseable {
                 readMore(context);
             }
             S3Exchange started = exchange;
-            Thread.ofVirtual().name("s3-" + requestId).start(() -> {
+            String method = request.method().name();
+            if ((method.equals("GET") || method.equals("HEAD")) && HttpUtil.getContentLength(request, 0L) == 0
+                    && !HttpUtil.isTransferEncodingChunked(request) && !HttpUtil.is100ContinueExpected(request)) {
+                answerHere = started; // tried on this event loop when its (empty) end arrives, right after
+                return;
+            }
+            handOff(started);
+        }
+
+        /**
+         * Runs a request on a virtual thread of its own: one that needs no waiting is answered on the
+         * event loop (it skips two thread wake-ups, most of a small GET's time on an idle server);
+         * anything else may wait, for the disk, the targets or a body, and must not hold up the loop.
+         */
+        private void handOff(S3Exchange started) {
+            Thread.ofVirtual().name("s3-" + started.requestId()).start(() -> {
                 try {
                     router.handle(started);
                 } catch (RuntimeException e) {
-                    LOG.warn("{} failed", requestId, e);
+                    LOG.warn("{} failed", started.requestId(), e);
                 } finally {
                     started.ensureDone();
                 }
             });
+        }
+
+        /** A request held for the event loop whose end will not come: it runs on a thread, which answers or cleans up. */
+        private void handOffWaiting() {
+            S3Exchange waiting = answerHere;
+            if (waiting != null) {
+                answerHere = null;
+                handOff(waiting);
+            }
         }
 
         /** Answers on the event loop, without a request thread, and closes the connection. */
@@ -410,6 +457,7 @@ public final class S3Gateway implements AutoCloseable {
         @Override
         public void channelInactive(ChannelHandlerContext context) {
             releaseParked();
+            handOffWaiting();
             if (body != null) {
                 body.fail(new java.io.IOException("the client closed the connection"));
             }

@@ -5,6 +5,7 @@ import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
@@ -330,7 +331,8 @@ final class S3Operations {
     private static final int REMOVED_LOOKUPS_MAX = 3;
 
     private void getObject(S3Exchange exchange, String bucket, String key, boolean withBody, int lookupsLeft) {
-        S3Namespace.Found found = namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
+        S3Namespace.Found kept = exchange.takeLookup();
+        S3Namespace.Found found = kept != null ? kept : namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
         Attributes attributes = found.attributes();
         byte[] inlineObject = found.bytes();
         if (found.whole()) {
@@ -343,6 +345,12 @@ final class S3Operations {
             requireReadable(attributes);
             serveObject(exchange, attributes, found.record(), null, withBody);
             return;
+        }
+        if (NonBlocking.active()) {
+            // the targets answer later: the request goes to a thread here, not in the read, so that no read-ahead
+            // starts only to be dropped, and with its lookup, so that it is not made twice
+            exchange.keepLookup(found);
+            NonBlocking.check("a read of the object from the targets");
         }
         try {
             if (attributes.sizeBytes() <= SMALL_OBJECT_BYTES) {

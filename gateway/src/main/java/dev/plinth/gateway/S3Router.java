@@ -1,6 +1,8 @@
 package dev.plinth.gateway;
 
 import dev.plinth.client.PlinthClient;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import java.io.InputStream;
 import java.util.Set;
@@ -38,13 +40,43 @@ final class S3Router {
             Authenticator.Authenticated caller = authenticator.authenticate(exchange);
             ScopedValue.where(PlinthClient.CALLER, caller.credentials()).run(() -> route(exchange, caller.body()));
         } catch (S3Exception e) {
+            abandonIfRefused(e);
             LOG.debug("{} {} {}: {} {}", exchange.requestId(), exchange.method(), exchange.path(), e.error().code(), e.getMessage());
             exchange.respondError(e);
         } catch (PlinthException e) {
+            abandonIfRefused(e);
             exchange.respondError(S3Namespace.translate(e));
         } catch (RuntimeException e) {
+            abandonIfRefused(e);
             LOG.warn("{} {} {} failed", exchange.requestId(), exchange.method(), exchange.path(), e);
             exchange.respondError(new S3Exception(S3Error.INTERNAL_ERROR, "internal error: " + e));
+        }
+    }
+
+    /**
+     * Answers a request on this thread, a network event loop, if nothing it needs would make it
+     * wait (everything in memory: the access key, the object's records and bytes in the metadata
+     * cache; design note 71). Returns false if something would have waited: nothing was answered,
+     * and the request is to run again on a thread that may wait.
+     */
+    boolean answerWithoutWaiting(S3Exchange exchange) {
+        return NonBlocking.call(() -> {
+            try {
+                handle(exchange);
+            } catch (PlinthException e) {
+                if (!NonBlocking.refused()) {
+                    throw e;
+                }
+            }
+            return !NonBlocking.refused();
+        });
+    }
+
+    /** A failure after something refused to wait is not this request's answer: it runs again where it may wait. */
+    private static void abandonIfRefused(RuntimeException failure) {
+        if (NonBlocking.refused()) {
+            throw failure instanceof PlinthException plinth && plinth.code() == ErrorCode.WOULD_BLOCK ? plinth
+                    : new PlinthException(ErrorCode.WOULD_BLOCK, "abandoned after a refused wait", failure);
         }
     }
 
@@ -72,6 +104,10 @@ final class S3Router {
             }
         }
         String method = exchange.method();
+        if (!method.equals("HEAD") && (!method.equals("GET") || key == null || exchange.hasParameter("uploadId"))) {
+            // on an event loop only an object's GET and HEADs: listings scan the store, so they go to a thread at once
+            NonBlocking.check(method + " of more than one record");
+        }
         if (bucket == null) {
             if (method.equals("GET")) {
                 exchange.operation("ListBuckets");

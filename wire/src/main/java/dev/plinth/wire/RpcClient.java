@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
@@ -210,10 +211,17 @@ public final class RpcClient implements AutoCloseable {
         if (channel.eventLoop().inEventLoop()) {
             throw new IllegalStateException("RPC calls must not be made on a network thread");
         }
+        RpcDispatcher dispatcher = direct;
+        boolean mustNotWait = NonBlocking.active();
+        if (mustNotWait && (dispatcher == null || !channel.isActive())) {
+            release(data); // work that must not wait: an answer from the network comes later
+            return refusedWait("a call to " + address);
+        }
         try {
-            if (!inflightSlots.tryAcquire(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!(mustNotWait ? inflightSlots.tryAcquire() : inflightSlots.tryAcquire(timeout.toMillis(), TimeUnit.MILLISECONDS))) {
                 release(data);
-                return CompletableFuture.failedFuture(new PlinthException(ErrorCode.TIMED_OUT, "no free request slot to " + address));
+                return mustNotWait ? refusedWait("a request slot to " + address)
+                        : CompletableFuture.failedFuture(new PlinthException(ErrorCode.TIMED_OUT, "no free request slot to " + address));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -221,7 +229,6 @@ public final class RpcClient implements AutoCloseable {
             return CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "interrupted"));
         }
         long correlationId = nextCorrelationId.getAndIncrement();
-        RpcDispatcher dispatcher = direct;
         if (dispatcher != null && channel.isActive()) {
             return (CompletableFuture<RpcResponse<R>>) (CompletableFuture<?>) callDirect(dispatcher, request, data, correlationId, timeout);
         }
@@ -295,6 +302,17 @@ public final class RpcClient implements AutoCloseable {
             answerDirect(reply, payload, decoded, requestId, responseType, future);
             return future;
         }
+        if (NonBlocking.active()) {
+            // answered later, by another thread: nobody will wait for it here, so its answer is dropped when it comes
+            inflightSlots.release();
+            reply.whenComplete((answer, failure) -> {
+                payload.release();
+                if (answer != null) {
+                    answer.releaseData();
+                }
+            });
+            return refusedWait(request.getClass().getSimpleName() + " served later in this JVM");
+        }
         Pending waiting = new Pending(responseType, future, startTimer(correlationId, request, timeout));
         pending.put(correlationId, waiting);
         CompletableFuture<Reply> answered = reply;
@@ -311,6 +329,16 @@ public final class RpcClient implements AutoCloseable {
             answerDirect(answered, payload, decoded, requestId, responseType, future);
         });
         return future;
+    }
+
+    /** A call that work that must not wait did not wait for ({@link NonBlocking#check}), as its failure. */
+    private static <T> CompletableFuture<T> refusedWait(String what) {
+        try {
+            NonBlocking.check(what);
+        } catch (PlinthException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        throw new IllegalStateException("refusedWait outside work that must not wait");
     }
 
     /** Completes a direct call from its handler's finished answer, as {@link #onFrame} does from a response frame. */

@@ -1,6 +1,7 @@
 package dev.plinth.meta.store;
 
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.codec.RecordCodec;
 import java.nio.ByteBuffer;
@@ -127,6 +128,7 @@ public final class MetaStore implements AutoCloseable {
     }
 
     private byte[] get(ReadOptions options, byte[] key) {
+        NonBlocking.check("a read of the metadata store"); // what the record cache does not hold may be on the disk
         try {
             return db.get(options, key);
         } catch (RocksDBException e) {
@@ -144,6 +146,7 @@ public final class MetaStore implements AutoCloseable {
         if (values != null) {
             return values;
         }
+        NonBlocking.check("a read of the metadata store");
         try {
             values = db.multiGetAsList(optionsFor(view), keys);
         } catch (RocksDBException e) {
@@ -257,6 +260,7 @@ public final class MetaStore implements AutoCloseable {
      * every change ever made. Close the returned scan.
      */
     public Scan scan(WriteBatchWithIndex batch, byte[] upperBound) {
+        NonBlocking.check("a scan of the metadata store");
         Slice bound = new Slice(upperBound);
         ReadOptions options = new ReadOptions().setIterateUpperBound(bound);
         if (batch == null && snapshotReads.get() != null) {

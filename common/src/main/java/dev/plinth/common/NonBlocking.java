@@ -1,0 +1,45 @@
+package dev.plinth.common;
+
+import java.util.function.Supplier;
+
+/**
+ * Work that must not wait: a network event loop answering a request itself when everything the
+ * answer needs is already in memory (design note 71). Code that would wait (a read of the disk, a
+ * call answered later, a lock another thread may hold long, a retry's pause) asks {@link #check}
+ * first, which inside such work fails with {@link ErrorCode#WOULD_BLOCK} and remembers that it did,
+ * so that the caller hands the whole request to a thread that may wait, even where some layer
+ * between caught the failure and went on ({@link #refused}). Everywhere else it does nothing.
+ */
+public final class NonBlocking {
+    /** One piece of work that must not wait, and whether it asked to. */
+    private static final class Attempt {
+        boolean refused;
+    }
+
+    private static final ScopedValue<Attempt> ATTEMPT = ScopedValue.newInstance();
+
+    private NonBlocking() {}
+
+    /** Runs {@code work} as work that must not wait, on this thread. */
+    public static <T> T call(Supplier<T> work) {
+        return ScopedValue.where(ATTEMPT, new Attempt()).call(work::get);
+    }
+
+    /** Whether this thread runs work that must not wait. */
+    public static boolean active() {
+        return ATTEMPT.isBound();
+    }
+
+    /** Fails with WOULD_BLOCK inside work that must not wait; {@code what} names what would have waited. */
+    public static void check(String what) {
+        if (ATTEMPT.isBound()) {
+            ATTEMPT.get().refused = true;
+            throw new PlinthException(ErrorCode.WOULD_BLOCK, what + " would wait");
+        }
+    }
+
+    /** Whether the work that must not wait has asked to (its outcome since then is not to be used). */
+    public static boolean refused() {
+        return ATTEMPT.isBound() && ATTEMPT.get().refused;
+    }
+}
