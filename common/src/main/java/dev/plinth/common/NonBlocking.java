@@ -33,9 +33,18 @@ public final class NonBlocking {
     /** Fails with WOULD_BLOCK inside work that must not wait; {@code what} names what would have waited. */
     public static void check(String what) {
         if (ATTEMPT.isBound()) {
-            ATTEMPT.get().refused = true;
-            throw new PlinthException(ErrorCode.WOULD_BLOCK, what + " would wait");
+            throw refuse(what);
         }
+    }
+
+    /**
+     * Records, inside work that must not wait, that {@code what} would have, and returns the
+     * WOULD_BLOCK failure to report it with: for code that answers with a failed future rather
+     * than a throw.
+     */
+    public static PlinthException refuse(String what) {
+        ATTEMPT.get().refused = true;
+        return new PlinthException(ErrorCode.WOULD_BLOCK, what + " would wait");
     }
 
     /** Whether the work that must not wait has asked to (its outcome since then is not to be used). */

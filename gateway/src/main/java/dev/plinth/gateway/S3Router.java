@@ -1,7 +1,6 @@
 package dev.plinth.gateway;
 
 import dev.plinth.client.PlinthClient;
-import dev.plinth.common.ErrorCode;
 import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import java.io.InputStream;
@@ -40,14 +39,11 @@ final class S3Router {
             Authenticator.Authenticated caller = authenticator.authenticate(exchange);
             ScopedValue.where(PlinthClient.CALLER, caller.credentials()).run(() -> route(exchange, caller.body()));
         } catch (S3Exception e) {
-            abandonIfRefused(e);
             LOG.debug("{} {} {}: {} {}", exchange.requestId(), exchange.method(), exchange.path(), e.error().code(), e.getMessage());
             exchange.respondError(e);
         } catch (PlinthException e) {
-            abandonIfRefused(e);
             exchange.respondError(S3Namespace.translate(e));
         } catch (RuntimeException e) {
-            abandonIfRefused(e);
             LOG.warn("{} {} {} failed", exchange.requestId(), exchange.method(), exchange.path(), e);
             exchange.respondError(new S3Exception(S3Error.INTERNAL_ERROR, "internal error: " + e));
         }
@@ -56,8 +52,9 @@ final class S3Router {
     /**
      * Answers a request on this thread, a network event loop, if nothing it needs would make it
      * wait (everything in memory: the access key, the object's records and bytes in the metadata
-     * cache; design note 71). Returns false if something would have waited: nothing was answered,
-     * and the request is to run again on a thread that may wait.
+     * cache; design note 71). Returns false if something would have waited: nothing was answered
+     * ({@link S3Exchange} answers nothing after a refused wait, whatever a layer made of the
+     * refusal), and the request is to run again on a thread that may wait.
      */
     boolean answerWithoutWaiting(S3Exchange exchange) {
         return NonBlocking.call(() -> {
@@ -70,14 +67,6 @@ final class S3Router {
             }
             return !NonBlocking.refused();
         });
-    }
-
-    /** A failure after something refused to wait is not this request's answer: it runs again where it may wait. */
-    private static void abandonIfRefused(RuntimeException failure) {
-        if (NonBlocking.refused()) {
-            throw failure instanceof PlinthException plinth && plinth.code() == ErrorCode.WOULD_BLOCK ? plinth
-                    : new PlinthException(ErrorCode.WOULD_BLOCK, "abandoned after a refused wait", failure);
-        }
     }
 
     private void route(S3Exchange exchange, InputStream body) {

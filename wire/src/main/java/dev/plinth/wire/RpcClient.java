@@ -215,12 +215,12 @@ public final class RpcClient implements AutoCloseable {
         boolean mustNotWait = NonBlocking.active();
         if (mustNotWait && (dispatcher == null || !channel.isActive())) {
             release(data); // work that must not wait: an answer from the network comes later
-            return refusedWait("a call to " + address);
+            return CompletableFuture.failedFuture(NonBlocking.refuse("a call to " + address));
         }
         try {
             if (!(mustNotWait ? inflightSlots.tryAcquire() : inflightSlots.tryAcquire(timeout.toMillis(), TimeUnit.MILLISECONDS))) {
                 release(data);
-                return mustNotWait ? refusedWait("a request slot to " + address)
+                return mustNotWait ? CompletableFuture.failedFuture(NonBlocking.refuse("a request slot to " + address))
                         : CompletableFuture.failedFuture(new PlinthException(ErrorCode.TIMED_OUT, "no free request slot to " + address));
             }
         } catch (InterruptedException e) {
@@ -305,23 +305,15 @@ public final class RpcClient implements AutoCloseable {
         if (NonBlocking.active()) {
             // answered later, by another thread: nobody will wait for it here, so its answer is dropped when it comes
             inflightSlots.release();
-            reply.whenComplete((answer, failure) -> {
-                payload.release();
-                if (answer != null) {
-                    answer.releaseData();
-                }
-            });
-            return refusedWait(request.getClass().getSimpleName() + " served later in this JVM");
+            reply.whenComplete((answer, failure) -> releaseUnwanted(payload, answer));
+            return CompletableFuture.failedFuture(NonBlocking.refuse(request.getClass().getSimpleName() + " served later in this JVM"));
         }
         Pending waiting = new Pending(responseType, future, startTimer(correlationId, request, timeout));
         pending.put(correlationId, waiting);
         CompletableFuture<Reply> answered = reply;
         reply.whenComplete((answer, failure) -> {
             if (pending.remove(correlationId) == null) {
-                payload.release();
-                if (answer != null) {
-                    answer.releaseData(); // the call timed out or the client closed meanwhile
-                }
+                releaseUnwanted(payload, answer); // the call timed out or the client closed meanwhile
                 return;
             }
             waiting.timeout().cancel();
@@ -331,14 +323,12 @@ public final class RpcClient implements AutoCloseable {
         return future;
     }
 
-    /** A call that work that must not wait did not wait for ({@link NonBlocking#check}), as its failure. */
-    private static <T> CompletableFuture<T> refusedWait(String what) {
-        try {
-            NonBlocking.check(what);
-        } catch (PlinthException e) {
-            return CompletableFuture.failedFuture(e);
+    /** Releases a direct call's request bytes and its answer's (null if it failed) when nobody waits for the answer. */
+    private static void releaseUnwanted(ByteBuf payload, Reply answer) {
+        payload.release();
+        if (answer != null) {
+            answer.releaseData();
         }
-        throw new IllegalStateException("refusedWait outside work that must not wait");
     }
 
     /** Completes a direct call from its handler's finished answer, as {@link #onFrame} does from a response frame. */
