@@ -9,7 +9,6 @@ import dev.plinth.common.Credentials;
 import dev.plinth.gateway.S3Credentials;
 import dev.plinth.gateway.S3Gateway;
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.raft.RaftReplica;
@@ -114,9 +113,7 @@ public final class EmbeddedServer implements AutoCloseable {
         Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt0");
         Files.createDirectories(mdtDirectory);
         raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
-        MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), 0,
-                config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config),
-                config.get(Settings.META_CACHE_BYTES));
+        MetaStateMachine stateMachine = MetaStateMachine.forMdt(mdtDirectory.resolve("db"), 0, config);
         RaftReplica raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(0, config), List.of(raftAddress), 0, stateMachine);
         resources.add(raft);
         meta = new MetaService(raft, stateMachine, mgmt::map, connections, config);

@@ -2,7 +2,6 @@ package dev.plinth.server;
 
 import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
-import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.raft.RaftReplica;
@@ -80,9 +79,7 @@ public final class Roles {
             MgmtClient mgmt = new MgmtClient(connections, mgmtReplicas, config);
             MapCache maps = server.own(new MapCache(mgmt));
             HostPort raftAddress = new HostPort("127.0.0.1", EmbeddedServer.raftPort(mdtDirectory));
-            MetaStateMachine stateMachine = new MetaStateMachine(mdtDirectory.resolve("db"), mdtId,
-                    config.get(Settings.META_SESSION_LEASE_MILLIS), Layout.rootDefault(config),
-                config.get(Settings.META_CACHE_BYTES));
+            MetaStateMachine stateMachine = MetaStateMachine.forMdt(mdtDirectory.resolve("db"), mdtId, config);
             RaftReplica raft = server.own(RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, config), List.of(raftAddress), 0, stateMachine));
             MetaService meta = server.own(new MetaService(raft, stateMachine, maps, connections, config));
             meta.register(server.dispatcher());

@@ -54,17 +54,24 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     private final int mdtIndex;
     private final long leaseMillis;
     private final Layout rootLayout;
-    private final long cacheBytes;
+    /** The record cache's budget (meta.cache-bytes). */
+    private final long cacheBytesMax;
     private volatile Consumer<List<RemovedFile>> removedFilesListener = files -> { };
     private volatile MetaStore store;
     private volatile long appliedInStore;
 
-    public MetaStateMachine(Path storeDirectory, int mdtIndex, long leaseMillis, Layout rootLayout, long cacheBytes) {
+    public MetaStateMachine(Path storeDirectory, int mdtIndex, long leaseMillis, Layout rootLayout, long cacheBytesMax) {
         this.storeDirectory = requireNonNull(storeDirectory, "storeDirectory is null");
-        this.cacheBytes = cacheBytes;
+        this.cacheBytesMax = cacheBytesMax;
         this.mdtIndex = mdtIndex;
         this.leaseMillis = leaseMillis;
         this.rootLayout = requireNonNull(rootLayout, "rootLayout is null").validate().template();
+    }
+
+    /** The state machine of MDT {@code mdtIndex} with its store in {@code storeDirectory}, as {@code config} sets it up. */
+    public static MetaStateMachine forMdt(Path storeDirectory, int mdtIndex, dev.plinth.common.Config config) {
+        return new MetaStateMachine(storeDirectory, mdtIndex, config.get(dev.plinth.common.Settings.META_SESSION_LEASE_MILLIS),
+                Layout.rootDefault(config), config.get(dev.plinth.common.Settings.META_CACHE_BYTES));
     }
 
     /** The Raft group of MDT {@code mdtIndex}; its name and peer ids are part of the on-disk format. */
@@ -81,7 +88,7 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
-        store = MetaStore.open(storeDirectory, cacheBytes);
+        store = MetaStore.open(storeDirectory, cacheBytesMax);
         long[] applied = store.appliedTermIndex();
         appliedInStore = applied[1];
         if (applied[1] > 0) {
@@ -269,18 +276,20 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
 
     /** The store's record cache: estimated bytes held, lookups answered and not (0 before the store opens). */
     public long cacheBytes() {
-        MetaStore current = store;
-        return current == null ? 0 : current.cacheBytes();
+        return ofStore(MetaStore::cacheBytes);
     }
 
     public long cacheHits() {
-        MetaStore current = store;
-        return current == null ? 0 : current.cacheHits();
+        return ofStore(MetaStore::cacheHits);
     }
 
     public long cacheMisses() {
+        return ofStore(MetaStore::cacheMisses);
+    }
+
+    private long ofStore(java.util.function.ToLongFunction<MetaStore> figure) {
         MetaStore current = store;
-        return current == null ? 0 : current.cacheMisses();
+        return current == null ? 0 : figure.applyAsLong(current);
     }
 
     /** The namespace as committed, for reading counters (no batch, root's credentials). */

@@ -76,9 +76,9 @@ final class ReadBuffers {
         return allocate(bytes <= SMALL_BUFFER_BYTES ? small : large, bytes, alignment);
     }
 
-    /** As {@link #allocate(int, int)}, from {@code pool} (buffers of at most a pool's size; null for none). */
+    /** As {@link #allocate(int, int)}, from {@code pool}. */
     static ByteBuf allocate(AlignedBufferPool pool, int bytes, int alignment) {
-        ByteBuffer pooled = pool != null && bytes <= pool.bufferBytes() && ALIGNMENT % alignment == 0 ? pool.take() : null;
+        ByteBuffer pooled = bytes <= pool.bufferBytes() && ALIGNMENT % alignment == 0 ? pool.take() : null;
         if (pooled != null) {
             return new PoolBuffer(pool, pooled).setIndex(0, 0);
         }

@@ -120,10 +120,10 @@ public final class MetaStore implements AutoCloseable {
         }
         Object cached = cache.get(key, view.generation());
         if (cached != null) {
-            return cached == RecordCache.ABSENT ? null : (byte[]) cached;
+            return (byte[]) RecordCache.present(cached);
         }
         byte[] value = get(view.options(), key);
-        keep(key, value, view);
+        keep(key, value, value, view);
         return value;
     }
 
@@ -155,7 +155,7 @@ public final class MetaStore implements AutoCloseable {
         if (view != null) {
             for (int i = 0; i < keys.size(); i++) {
                 if (cachedAsStored(keys.get(i))) {
-                    keep(keys.get(i), values.get(i), view);
+                    keep(keys.get(i), values.get(i), values.get(i), view);
                 }
             }
         }
@@ -170,13 +170,14 @@ public final class MetaStore implements AutoCloseable {
             if (cached == null) {
                 return null;
             }
-            values.add(cached == RecordCache.ABSENT ? null : (byte[]) cached);
+            values.add((byte[]) RecordCache.present(cached));
         }
         return values;
     }
 
-    private void keep(byte[] key, byte[] value, SnapshotView view) {
-        cache.put(key, value == null ? RecordCache.ABSENT : value, value == null ? 0 : value.length, view.generation());
+    /** Keeps what a query read at {@code key}: {@code record} (null: nothing there), stored as {@code stored}. */
+    private void keep(byte[] key, Object record, byte[] stored, SnapshotView view) {
+        cache.put(key, record == null ? RecordCache.ABSENT : record, stored == null ? 0 : stored.length, view.generation());
     }
 
     /** How a read sees the store: from the snapshot of {@link #readConsistently} where the thread runs in one ({@code view}). */
@@ -201,13 +202,13 @@ public final class MetaStore implements AutoCloseable {
         if (view != null) {
             Object cached = cache.get(key, view.generation());
             if (cached != null) {
-                return cached == RecordCache.ABSENT ? null : type.cast(cached);
+                return type.cast(RecordCache.present(cached));
             }
         }
         byte[] value = get(optionsFor(view), key);
         T record = value == null ? null : decode(type, value);
         if (view != null) {
-            cache.put(key, record == null ? RecordCache.ABSENT : record, value == null ? 0 : value.length, view.generation());
+            keep(key, record, value, view);
         }
         return record;
     }

@@ -33,6 +33,11 @@ import java.util.concurrent.atomic.LongAdder;
 final class RecordCache {
     /** The value cached for a key that the store does not hold. */
     static final Object ABSENT = new Object();
+
+    /** What a hit of {@link #get} stands for: the record, or null for {@link #ABSENT}. */
+    static Object present(Object cached) {
+        return cached == ABSENT ? null : cached;
+    }
     /** Estimated cost of one cached record beyond its key and stored value: map node, key wrapper, entry, decoded object. */
     static final int ENTRY_OVERHEAD_BYTES = 160;
 
