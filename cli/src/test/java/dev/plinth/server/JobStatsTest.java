@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
 import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.NonBlocking;
+import dev.plinth.common.PlinthException;
 import dev.plinth.fuse.FuseMount;
 import dev.plinth.fuse.MountOptions;
 import dev.plinth.wire.messages.MgmtMessages.JobStat;
@@ -75,5 +78,41 @@ class JobStatsTest {
                 }
             }
         }
+    }
+
+    /**
+     * A request that work which must not wait (the S3 event loop, design note 71) tries and then
+     * hands to a thread of its own is counted once, when that thread makes it; one answered
+     * without waiting is counted there.
+     */
+    @Test
+    void aRequestTriedWithoutWaitingIsCountedOnce() {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("data"));
+             PlinthClient client = cluster.client(Credentials.ROOT, MiniCluster.testConfig())) {
+            client.mkdir("/d", 0755); // the entry is read from the store by its first query, not from the record cache
+            long before = metadataOperations(client);
+
+            assertThat(NonBlocking.call(() -> statRefused(client, "/d"))).as("the first stat needs the store").isTrue();
+            assertThat(metadataOperations(client)).isEqualTo(before);
+
+            client.stat("/d"); // the attempt's thread
+            assertThat(metadataOperations(client)).isEqualTo(before + 1);
+
+            assertThat(NonBlocking.call(() -> statRefused(client, "/d"))).as("the entry is cached now").isFalse();
+            assertThat(metadataOperations(client)).isEqualTo(before + 2);
+        }
+    }
+
+    private static boolean statRefused(PlinthClient client, String path) {
+        try {
+            client.stat(path);
+        } catch (PlinthException e) {
+            assertThat(e.code()).isEqualTo(ErrorCode.WOULD_BLOCK);
+        }
+        return NonBlocking.refused();
+    }
+
+    private static long metadataOperations(PlinthClient client) {
+        return client.jobStats().snapshot().stream().mapToLong(job -> job.metadataOperations()).sum();
     }
 }

@@ -1,5 +1,6 @@
 package dev.plinth.client;
 
+import dev.plinth.common.NonBlocking;
 import dev.plinth.wire.messages.MgmtMessages.JobCounters;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -44,20 +45,27 @@ public final class JobStats {
         return jobs.computeIfAbsent(jobId, ignored -> new Counters());
     }
 
+    // Each count waits for the end of work that must not wait (NonBlocking.ifKept): a refused attempt
+    // runs again on a thread of its own, which counts it.
+
     void read(String jobId, long bytes) {
-        Counters counters = of(jobId);
-        counters.reads.increment();
-        counters.readBytes.add(bytes);
+        NonBlocking.ifKept(() -> {
+            Counters counters = of(jobId);
+            counters.reads.increment();
+            counters.readBytes.add(bytes);
+        });
     }
 
     void write(String jobId, long bytes) {
-        Counters counters = of(jobId);
-        counters.writes.increment();
-        counters.writeBytes.add(bytes);
+        NonBlocking.ifKept(() -> {
+            Counters counters = of(jobId);
+            counters.writes.increment();
+            counters.writeBytes.add(bytes);
+        });
     }
 
     void metadata(String jobId) {
-        of(jobId).metadata.increment();
+        NonBlocking.ifKept(() -> of(jobId).metadata.increment());
     }
 
     /** Every job's counters since this client started. */

@@ -1,5 +1,7 @@
 package dev.plinth.common;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -14,6 +16,8 @@ public final class NonBlocking {
     /** One piece of work that must not wait, and whether it asked to. */
     private static final class Attempt {
         boolean refused;
+        /** What {@link #ifKept} put off until the attempt is over; made on first use. */
+        List<Runnable> effects;
     }
 
     private static final ScopedValue<Attempt> ATTEMPT = ScopedValue.newInstance();
@@ -22,7 +26,14 @@ public final class NonBlocking {
 
     /** Runs {@code work} as work that must not wait, on this thread. */
     public static <T> T call(Supplier<T> work) {
-        return ScopedValue.where(ATTEMPT, new Attempt()).call(work::get);
+        Attempt attempt = new Attempt();
+        try {
+            return ScopedValue.where(ATTEMPT, attempt).call(work::get);
+        } finally {
+            if (!attempt.refused && attempt.effects != null) {
+                attempt.effects.forEach(Runnable::run);
+            }
+        }
     }
 
     /** Whether this thread runs work that must not wait. */
@@ -45,6 +56,23 @@ public final class NonBlocking {
     public static PlinthException refuse(String what) {
         ATTEMPT.get().refused = true;
         return new PlinthException(ErrorCode.WOULD_BLOCK, what + " would wait");
+    }
+
+    /**
+     * Runs {@code effect} now, or, inside work that must not wait, when that work is over and only
+     * if it was not refused: for counting what a request did (job statistics), which a refused
+     * attempt does again on the thread it is handed to. Bounded by what one attempt does.
+     */
+    public static void ifKept(Runnable effect) {
+        if (!ATTEMPT.isBound()) {
+            effect.run();
+            return;
+        }
+        Attempt attempt = ATTEMPT.get();
+        if (attempt.effects == null) {
+            attempt.effects = new ArrayList<>(2);
+        }
+        attempt.effects.add(effect);
     }
 
     /** Whether the work that must not wait has asked to (its outcome since then is not to be used). */
