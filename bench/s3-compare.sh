@@ -17,8 +17,11 @@
 #   WARM_SMALL (small PUTs and GETs each server gets before the measured ones, 10000: with 2,000 the
 #   gateway's JIT was still compiling, and its small-PUT rate rose from ~640 to ~1,060/s over 20,000 PUTs),
 #   WARM_LARGE_ROUNDS (GETs of the four 64 MiB warm-up objects, from the page cache, before the measured ones: 16,
-#   4 GiB, after half as many rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
+#   4 GiB, after WARM_PUT_ROUNDS rounds of PUTs of them; with one round a fresh gateway's cold GETs ran 685 MiB/s at 2.3 s of CPU per GiB, a warmed one 1,355 at 0.83,
 #   the JIT reaching steady state as design note 53 found for the native client),
+#   WARM_PUT_ROUNDS (rounds of four 64 MiB PUTs of those objects before them: 32; a fresh Plinth server spent
+#   5.8, 4.2, 3.7, then 3.0-3.5 core-s per GiB in its first rounds of 16 such PUTs, still compiling a hundred
+#   methods a round after 20 rounds, where with 8 rounds the measured PUTs caught it at ~3.7),
 #   SMALL_ROUNDS (rounds of SMALL_OBJECTS small PUTs and GETs, the servers taking turns; the median counts: 3),
 #   LEAN_REPEAT (how many times each lean-client round GETs the SMALL_OBJECTS, after one such round unmeasured: 10; a
 #   single pass took 0.15-0.4 s and caught the JVMs still compiling: a fresh gateway's CPU per small GET fell from
@@ -32,7 +35,7 @@ python3 -c 'import boto3' 2>/dev/null || { echo "$(basename "$0"): missing boto3
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-s3-bench}"); SIZE_MIB=${2:-64}; OBJECTS=${3:-16}; SMALL=${4:-2000}
 THREADS=${THREADS:-1 4}; SMALL_THREADS=${SMALL_THREADS:-16}; SMALL_BYTES=${SMALL_BYTES:-4096}; HEAP=${HEAP:--Xmx2g}
-WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}; LEAN_REPEAT=${LEAN_REPEAT:-10}
+WARM_SMALL=${WARM_SMALL:-10000}; WARM_LARGE_ROUNDS=${WARM_LARGE_ROUNDS:-16}; WARM_PUT_ROUNDS=${WARM_PUT_ROUNDS:-32}; SMALL_ROUNDS=${SMALL_ROUNDS:-3}; LEAN_REPEAT=${LEAN_REPEAT:-10}
 cleanup() {
   for pid in "${PLINTH_PID:-}" "${S3PROXY_PID:-}" "${CEILING_PID:-}" "${IPERF_PID:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   sleep 2; return 0
@@ -112,7 +115,7 @@ large() { # name endpoint key secret: "SERVER put|get xTHREADS MiB/s" lines into
   use "$@"
   "${CURL[@]}" -X PUT "$ENDPOINT/$BUCKET"
   local warm_threads=${THREADS##* } seconds threads
-  for _ in $(seq $((WARM_LARGE_ROUNDS / 2))); do run put 4 warm- large "$warm_threads" >/dev/null; done
+  for _ in $(seq "$WARM_PUT_ROUNDS"); do run put 4 warm- large "$warm_threads" >/dev/null; done
   for _ in $(seq "$WARM_LARGE_ROUNDS"); do run get 4 warm- "" "$warm_threads" >/dev/null; done
   run put "$WARM_SMALL" warm-small- small "$SMALL_THREADS" >/dev/null; run get "$WARM_SMALL" warm-small- "" "$SMALL_THREADS" >/dev/null
   for threads in $THREADS; do

@@ -27,13 +27,11 @@ public final class NonBlocking {
     /** Runs {@code work} as work that must not wait, on this thread. */
     public static <T> T call(Supplier<T> work) {
         Attempt attempt = new Attempt();
-        try {
-            return ScopedValue.where(ATTEMPT, attempt).call(work::get);
-        } finally {
-            if (!attempt.refused && attempt.effects != null) {
-                attempt.effects.forEach(Runnable::run);
-            }
+        T result = ScopedValue.where(ATTEMPT, attempt).call(work::get);
+        if (!attempt.refused && attempt.effects != null) {
+            attempt.effects.forEach(Runnable::run);
         }
+        return result;
     }
 
     /** Whether this thread runs work that must not wait. */
@@ -60,8 +58,8 @@ public final class NonBlocking {
 
     /**
      * Runs {@code effect} now, or, inside work that must not wait, when that work is over and only
-     * if it was not refused: for counting what a request did (job statistics), which a refused
-     * attempt does again on the thread it is handed to. Bounded by what one attempt does.
+     * if it ended without a refusal or a throw: for counting what a request did (job statistics),
+     * which such an attempt does again on the thread it is handed to. Bounded by what one attempt does.
      */
     public static void ifKept(Runnable effect) {
         if (!ATTEMPT.isBound()) {
