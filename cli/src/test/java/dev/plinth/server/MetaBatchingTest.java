@@ -70,6 +70,59 @@ class MetaBatchingTest {
         }
     }
 
+    /**
+     * A change that fails inside a shared entry after it counted (an inode id, the MDT's inode
+     * count and Data-on-MDT bytes) takes its counts back with the rest of its writes: ids stay
+     * unique, and the MDT's totals are right, also after a restart.
+     */
+    @Test
+    void countersOfSharedEntriesCountOnlyWhatLanded() throws Exception {
+        long parent;
+        double inodesBefore;
+        double bytesBefore;
+        Set<Long> inodes = new HashSet<>();
+        long landedBytes = 0;
+        try (MiniCluster cluster = MiniCluster.start(directory); var client = cluster.client()) {
+            var meta = cluster.server().meta();
+            parent = client.mkdir("/counted", 0755).inodeId();
+            inodesBefore = cluster.metric("plinth_meta_inodes{mdt=\"0\"}");
+            bytesBefore = cluster.metric("plinth_meta_data_bytes{mdt=\"0\"}");
+            List<CompletableFuture<Record>> results = new ArrayList<>();
+            List<MetaMessages.Xattr> tooLarge = List.of(new MetaMessages.Xattr("user.big", new byte[dev.plinth.meta.Namespace.XATTR_VALUE_BYTES_MAX + 1]));
+            for (int i = 0; i < 600; i++) {
+                // every third change fails on its xattr, after its inode and its bytes were counted
+                boolean fails = i % 3 == 2;
+                results.add(meta.mutate(new MetaMessages.PutWhole(new OpHeader(0, 0, Credentials.ROOT, 0), parent, "f" + i, 0644, null,
+                        new byte[1 + i % 100], 0, fails ? tooLarge : List.of(), true)));
+            }
+            int failed = 0;
+            for (int i = 0; i < results.size(); i++) {
+                try {
+                    var attributes = ((AttributesReply) results.get(i).join()).attributes();
+                    assertThat(inodes.add(attributes.inodeId())).as("inode %d given twice", attributes.inodeId()).isTrue();
+                    landedBytes += attributes.sizeBytes();
+                    assertThat(attributes.sizeBytes()).isEqualTo(1 + i % 100);
+                } catch (CompletionException e) {
+                    assertThat(i % 3).isEqualTo(2);
+                    assertThat(e.getCause()).isInstanceOf(PlinthException.class);
+                    failed++;
+                }
+            }
+            assertThat(failed).isEqualTo(200);
+            assertThat(inodes).hasSize(400);
+            assertThat(client.list("/counted")).hasSize(400);
+            assertThat(cluster.metric("plinth_meta_inodes{mdt=\"0\"}")).isEqualTo(inodesBefore + 400);
+            assertThat(cluster.metric("plinth_meta_data_bytes{mdt=\"0\"}")).isEqualTo(bytesBefore + landedBytes);
+        }
+        try (MiniCluster cluster = MiniCluster.start(directory); var client = cluster.client()) {
+            assertThat(cluster.metric("plinth_meta_inodes{mdt=\"0\"}")).isEqualTo(inodesBefore + 400);
+            assertThat(cluster.metric("plinth_meta_data_bytes{mdt=\"0\"}")).isEqualTo(bytesBefore + landedBytes);
+            long fresh = client.mkdir("/counted/after-restart", 0755).inodeId();
+            assertThat(inodes).doesNotContain(fresh);
+            assertThat(fresh).isGreaterThan(parent);
+        }
+    }
+
     private static long openSession(dev.plinth.meta.MetaService meta) {
         return ((MetaMessages.SessionReply) meta.mutate(new MetaMessages.OpenSession(new OpHeader(0, 0, Credentials.ROOT, 0), "batch-test"))
                 .join()).clientId();
