@@ -54,8 +54,7 @@ class S3BadInputTest {
     void stillServing() {
         assertThat(s3.headObject(b -> b.bucket("bad").key("object")).contentLength()).isEqualTo(1000);
         // nothing half-written is left in the bucket
-        assertThat(plinth.list("/bad")).extracting(e -> e.name()).filteredOn(name -> !name.equals(S3Namespace.UPLOADS_DIRECTORY))
-                .containsExactly("object");
+        assertThat(plinth.list("/bad")).extracting(e -> e.name()).containsExactly("object");
     }
 
     @AfterAll
@@ -162,6 +161,43 @@ class S3BadInputTest {
     }
 
     @Test
+    void keysAndParametersThatAreNotUtf8AreRefused() throws IOException {
+        // replaced with U+FFFD, %FF and %FE named one object
+        assertError(signed("PUT", "/bad/%FF", Map.of(), "x".getBytes(StandardCharsets.UTF_8)), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad/%FE", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad/a%C3", Map.of(), null), 400, "InvalidArgument"); // a sequence cut short
+        assertError(signed("GET", "/bad?list-type=2&prefix=%FF", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("GET", "/bad/x%4", Map.of(), null), 400, "InvalidArgument");
+        assertThat(plinth.list("/bad")).extracting(e -> e.name()).doesNotContain("\uFFFD");
+        // valid multi-byte keys still work, percent-encoded or not
+        assertThat(signed("PUT", "/bad/%C3%A9t%C3%A9", Map.of(), "e".getBytes(StandardCharsets.UTF_8)).status()).isEqualTo(200);
+        assertThat(plinth.exists("/bad/\u00e9t\u00e9")).isTrue();
+        plinth.delete("/bad/\u00e9t\u00e9");
+    }
+
+    @Test
+    void subResourcesThatAreNotImplementedNeverRunAnotherOperation() throws IOException {
+        // PUT ?versioning was a CreateBucket: it made missing buckets and answered 409 on existing ones
+        assertError(signed("PUT", "/bad?versioning", Map.of(), "<VersioningConfiguration/>".getBytes(StandardCharsets.UTF_8)), 501,
+                "NotImplemented");
+        assertError(signed("PUT", "/not-made?versioning", Map.of(), "<VersioningConfiguration/>".getBytes(StandardCharsets.UTF_8)), 501,
+                "NotImplemented");
+        assertThat(plinth.exists("/not-made")).isFalse();
+        for (String request : new String[] {"PUT /bad?lifecycle", "DELETE /bad?cors", "PUT /bad/object?tagging", "DELETE /bad/object?tagging",
+                "GET /bad/object?legal-hold", "POST /bad/object?restore", "POST /bad/object?select&select-type=2", "PUT /bad?encryption",
+                "GET /?session"}) {
+            String[] parts = request.split(" ");
+            assertError(signed(parts[0], parts[1], Map.of(), parts[0].equals("GET") ? null : new byte[0]), 501, "NotImplemented");
+        }
+        assertThat(signed("GET", "/bad/object", Map.of(), null).body()).hasSize(1000); // the object is untouched
+        assertThat(signed("GET", "/bad/object?versionId=null", Map.of(), null).status()).isEqualTo(200);
+        assertError(signed("GET", "/bad/object?versionId=3HL4kqtJlcpXroDTDmJ", Map.of(), null), 400, "InvalidArgument");
+        assertError(signed("DELETE", "/bad/object?versionId=3HL4kqtJlcpXroDTDmJ", Map.of(), null), 400, "InvalidArgument");
+        assertThat(signed("GET", "/bad/object", Map.of(), null).status()).isEqualTo(200);
+        assertError(signed("PATCH", "/bad/object", Map.of(), null), 405, "MethodNotAllowed");
+    }
+
+    @Test
     void keysThatWouldLeaveTheirBucket() throws IOException {
         for (String path : new String[] {"/bad/../escape", "/bad/a/../../escape", "/bad/%2e%2e/escape", "/bad//absolute", "/bad/a//b",
                 "/bad/nul%00byte", "/bad/./dot", "/bad/.plinth-s3-uploads/x"}) {
@@ -170,7 +206,7 @@ class S3BadInputTest {
         assertError(signed("PUT", "/bad/" + "k".repeat(1100), Map.of(), new byte[1]), 400, "KeyTooLongError");
         assertError(signed("PUT", "/bad/" + "k".repeat(300), Map.of(), new byte[1]), 400, "KeyTooLongError");
         assertThat(plinth.exists("/escape")).isFalse();
-        assertThat(plinth.list("/")).extracting(e -> e.name()).containsExactly("bad");
+        assertThat(plinth.list("/")).extracting(e -> e.name()).filteredOn(name -> !name.startsWith(".plinth-s3-")).containsExactly("bad");
     }
 
     @Test

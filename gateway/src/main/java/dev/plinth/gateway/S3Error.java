@@ -20,6 +20,7 @@ enum S3Error {
     INVALID_ARGUMENT("InvalidArgument", 400),
     INVALID_BUCKET_NAME("InvalidBucketName", 400),
     INVALID_DIGEST("InvalidDigest", 400),
+    INVALID_LOCATION_CONSTRAINT("InvalidLocationConstraint", 400),
     INVALID_PART("InvalidPart", 400),
     INVALID_PART_ORDER("InvalidPartOrder", 400),
     INVALID_RANGE("InvalidRange", 416),
@@ -72,7 +73,7 @@ enum S3Error {
             case INVALID_ARGUMENT -> INVALID_ARGUMENT;
             case NO_SPACE -> NO_SPACE;
             case FILE_TOO_LARGE -> ENTITY_TOO_LARGE;
-            case TIMED_OUT, UNAVAILABLE, NOT_LEADER, BUSY, INTERRUPTED, WOULD_BLOCK -> SERVICE_UNAVAILABLE;
+            case TIMED_OUT, UNAVAILABLE, NOT_LEADER, BUSY, INTERRUPTED, WOULD_BLOCK, NOT_READY -> SERVICE_UNAVAILABLE;
             case NOT_SUPPORTED -> NOT_IMPLEMENTED;
             default -> INTERNAL_ERROR;
         };

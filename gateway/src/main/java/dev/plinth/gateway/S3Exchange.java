@@ -15,7 +15,6 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.AbstractMap;
 import java.util.ArrayList;
@@ -36,6 +35,8 @@ final class S3Exchange {
     private final String requestId;
     private final String rawPath;
     private final String path;
+    /** Why the request target could not be decoded (not UTF-8), or null: such a request is refused before anything else. */
+    private final String encodingProblem;
     private final List<Map.Entry<String, String>> query;
     /** Each query parameter's first value, by name: a request asks for several (authentication alone six). */
     private final Map<String, String> parameters;
@@ -65,20 +66,28 @@ final class S3Exchange {
         String uri = request.uri();
         int question = uri.indexOf('?');
         this.rawPath = question < 0 ? uri : uri.substring(0, question);
-        this.path = QueryStringDecoder.decodeComponent(rawPath.replace("+", "%2B"));
+        String decodedPath = rawPath;
+        String encodingProblem = null;
         List<Map.Entry<String, String>> parameters = new ArrayList<>();
-        if (question >= 0) {
-            for (String pair : uri.substring(question + 1).split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
+        try {
+            decodedPath = Http.decodeStrict(rawPath, false);
+            if (question >= 0) {
+                for (String pair : uri.substring(question + 1).split("&")) {
+                    if (pair.isEmpty()) {
+                        continue;
+                    }
+                    int equals = pair.indexOf('=');
+                    String name = equals < 0 ? pair : pair.substring(0, equals);
+                    String value = equals < 0 ? "" : pair.substring(equals + 1);
+                    parameters.add(new AbstractMap.SimpleImmutableEntry<>(Http.decodeStrict(name, true), Http.decodeStrict(value, true)));
                 }
-                int equals = pair.indexOf('=');
-                String name = equals < 0 ? pair : pair.substring(0, equals);
-                String value = equals < 0 ? "" : pair.substring(equals + 1);
-                parameters.add(new AbstractMap.SimpleImmutableEntry<>(QueryStringDecoder.decodeComponent(name),
-                        QueryStringDecoder.decodeComponent(value)));
             }
+        } catch (Http.BadEncodingException e) {
+            encodingProblem = e.getMessage();
+            parameters.clear();
         }
+        this.path = decodedPath;
+        this.encodingProblem = encodingProblem;
         this.query = List.copyOf(parameters);
         java.util.HashMap<String, String> byName = new java.util.HashMap<>();
         for (Map.Entry<String, String> parameter : this.query) {
@@ -89,6 +98,11 @@ final class S3Exchange {
 
     String method() {
         return request.method().name();
+    }
+
+    /** Why the path or query is not UTF-8 once percent-decoded, or null when it is. */
+    String encodingProblem() {
+        return encodingProblem;
     }
 
     /** The decoded path, e.g. {@code /bucket/a b/c}. */

@@ -5,6 +5,7 @@ import dev.plinth.client.PlinthFile;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.codec.RecordCodec;
 import dev.plinth.wire.messages.MetaMessages;
@@ -17,9 +18,13 @@ import java.util.regex.Pattern;
 /**
  * How S3 names map onto the Plinth namespace: bucket {@code b} is the directory
  * {@code ROOT/b}, object {@code a/b/c} the file {@code ROOT/b/a/b/c}, and a key ending in '/' an
- * (empty) directory. Names that begin with {@value #HIDDEN_PREFIX} are the gateway's own (uploads
- * in progress) and are neither listed nor accepted as keys. Requests act as their key's uid/gid
- * ({@link PlinthClient#CALLER}); only the gateway's own bookkeeping (multipart uploads) is written as root.
+ * (empty) directory. Names that begin with {@value #HIDDEN_PREFIX} are the gateway's own and are
+ * neither listed nor accepted as keys: multipart uploads in progress live in
+ * {@code ROOT/.plinth-s3-uploads/BUCKET/ID}, outside every bucket, where users of the mount can
+ * neither list nor write them (root's directories, mode 0711; each upload's own directory its
+ * initiator's, 0700). Requests act as their key's uid/gid ({@link PlinthClient#CALLER}); only the
+ * gateway's own bookkeeping is done as root: making a bucket's or an upload's directory in a
+ * directory that is root's, then handing it to the caller ({@link #mkdirOwnedByCaller}).
  */
 final class S3Namespace {
     static final String HIDDEN_PREFIX = ".plinth-s3-";
@@ -46,14 +51,62 @@ final class S3Namespace {
 
     /** The directory of a bucket. */
     String bucketPath(String bucket) {
-        if (!validBucketName(bucket)) {
-            throw new S3Exception(S3Error.INVALID_BUCKET_NAME, "bucket names are 3-63 of a-z 0-9 . -, starting and ending with a letter or digit");
-        }
-        return root + "/" + bucket;
+        return root + "/" + bucketName(bucket);
     }
 
     String rootPath() {
         return root.isEmpty() ? "/" : root;
+    }
+
+    /** The directory of a bucket's multipart uploads in progress (outside the bucket). */
+    String uploadsPath(String bucket) {
+        return root + "/" + UPLOADS_DIRECTORY + "/" + bucketName(bucket);
+    }
+
+    private static String bucketName(String bucket) {
+        if (!validBucketName(bucket)) {
+            throw new S3Exception(S3Error.INVALID_BUCKET_NAME, "bucket names are 3-63 of a-z 0-9 . -, starting and ending with a letter or digit");
+        }
+        return bucket;
+    }
+
+    /** Runs {@code work} as root: the gateway's own bookkeeping, never an object's bytes or a caller's change. */
+    <T> T asRoot(java.util.concurrent.Callable<T> work) {
+        try {
+            return ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).call(work::call);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Makes a directory owned by the caller in a parent that is root's (a bucket in the root,
+     * which S3 lets any key create; an upload's directory), with {@code xattrs} set on it first.
+     * Made as root, then given to the caller; removed again if that fails.
+     */
+    Attributes mkdirOwnedByCaller(String path, int mode, List<MetaMessages.Xattr> xattrs) {
+        Credentials caller = client.caller();
+        return asRoot(() -> {
+            Attributes made = client.mkdir(path, mode);
+            try {
+                for (MetaMessages.Xattr xattr : xattrs) {
+                    client.setXattr(made.inodeId(), xattr.name(), xattr.value(), 0);
+                }
+                if (made.uid() == caller.uid() && made.gid() == caller.gid()) {
+                    return made;
+                }
+                return client.setAttr(made.inodeId(), MetaMessages.SET_UID | MetaMessages.SET_GID, 0, caller.uid(), caller.gid(), 0, 0, 0);
+            } catch (RuntimeException e) {
+                try {
+                    client.delete(path);
+                } catch (PlinthException removeFailed) {
+                    e.addSuppressed(removeFailed);
+                }
+                throw e;
+            }
+        });
     }
 
     /** The path of an object; rejects keys that cannot be a path inside the bucket. */
@@ -206,18 +259,22 @@ final class S3Namespace {
         }
     }
 
-    /** Creates the directories of a path as the caller; an existing directory is fine, a file in the way is a conflict. */
-    Attributes mkdirs(String path) {
+    /**
+     * Creates the directories of a path as the caller, each with {@code mode}; an existing
+     * directory is fine, a file in the way is a conflict.
+     */
+    Attributes mkdirs(String path, int mode) {
         try {
-            return client.mkdirs(path, 0755);
+            return client.mkdirs(path, mode);
         } catch (PlinthException e) {
             throw translate(e);
         }
     }
 
     /**
-     * The directory an object's file goes in, made (as the caller) where missing: one lookup when
-     * it exists. NoSuchBucket when the bucket is what is missing.
+     * The directory an object's file goes in, made (as the caller, with the bucket's read and
+     * search bits: {@link CannedAcl#directoryMode}) where missing: one lookup when it exists.
+     * NoSuchBucket when the bucket is what is missing.
      */
     Attributes objectDirectory(String bucket, String key) {
         String path = objectPath(bucket, key);
@@ -233,8 +290,37 @@ final class S3Namespace {
                 throw translate(e);
             }
         }
-        bucket(bucket);
-        return mkdirs(directory);
+        return mkdirs(directory, CannedAcl.directoryMode(bucket(bucket)));
+    }
+
+    /**
+     * Refuses (AccessDenied) a caller who could not put {@code key}: one who may not add entries to
+     * its directory or, where that is missing, to the nearest directory above it that exists. For
+     * requests that write later (CreateMultipartUpload), so they are refused at once.
+     */
+    void requireWritable(String bucket, String key) {
+        String bucketPath = bucketPath(bucket);
+        String path = objectPath(bucket, key);
+        for (String directory = path.substring(0, path.lastIndexOf('/')); ; directory = directory.substring(0, directory.lastIndexOf('/'))) {
+            Attributes attributes;
+            try {
+                attributes = client.stat(directory);
+            } catch (PlinthException e) {
+                boolean missing = e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NOT_A_DIRECTORY;
+                if (missing && !directory.equals(bucketPath)) {
+                    continue;
+                }
+                throw missing ? new S3Exception(S3Error.NO_SUCH_BUCKET, "the bucket '" + bucket + "' does not exist") : translate(e);
+            }
+            if (!attributes.isDirectory()) {
+                throw new S3Exception(S3Error.OBJECT_PATH_CONFLICT, "a part of the key '" + key + "' names an object, not a prefix");
+            }
+            if (!Permissions.allowed(client.caller(), attributes.mode(), attributes.uid(), attributes.gid(), true,
+                    Permissions.WRITE | Permissions.EXECUTE)) {
+                throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
+            }
+            return;
+        }
     }
 
     /** What a new object's content came to: its ETag, and the attributes its file had when closed. */
@@ -252,10 +338,10 @@ final class S3Namespace {
      * the new one and never a mix. With {@code onlyIfAbsent} an existing name fails
      * (If-None-Match: *). Nothing is left on failure.
      */
-    Written writeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
+    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
         // Unnamed until published: a failed PUT, or a gateway that dies mid-PUT, leaves nothing behind (the file goes
         // with its last close, or with the gateway's session).
-        try (PlinthFile file = client.createUnnamed(directory.inodeId(), 0644, null)) {
+        try (PlinthFile file = client.createUnnamed(directory.inodeId(), mode, null)) {
             String etag = content.write(file);
             // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
             long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
@@ -281,11 +367,12 @@ final class S3Namespace {
      * part: create, write and publish as one metadata change ({@link PlinthClient#putWhole}). If the
      * directory's layout changed meanwhile and it no longer fits, it goes the long way.
      */
-    Written writeWholeObject(Attributes directory, String name, ObjectRecord template, boolean onlyIfAbsent, byte[] bytes, String etag) {
+    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, boolean onlyIfAbsent, byte[] bytes,
+                             String etag) {
         long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
         ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
         try {
-            Attributes attributes = client.putWhole(directory.inodeId(), name, 0644, bytes, mtimeNanos,
+            Attributes attributes = client.putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos,
                     List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), onlyIfAbsent);
             return new Written(etag, attributes);
         } catch (PlinthException e) {
@@ -293,7 +380,7 @@ final class S3Namespace {
                 throw writeFailure(e, onlyIfAbsent);
             }
         }
-        return writeObject(directory, name, template, onlyIfAbsent, file -> {
+        return writeObject(directory, name, mode, template, onlyIfAbsent, file -> {
             file.write(0, java.nio.ByteBuffer.wrap(bytes));
             return etag;
         });

@@ -50,56 +50,218 @@ final class S3Operations {
 
     // ---- buckets
 
+    /** Where a bucket keeps the LocationConstraint it was created with. */
+    static final String LOCATION_XATTR = "trusted.plinth.s3.location";
+    private static final int BUCKETS_PAGE_MAX = 10_000;
+    private static final java.util.regex.Pattern REGION_NAME = java.util.regex.Pattern.compile("[a-z0-9-]{1,64}");
+
+    /** The buckets the caller may list (read its directory), in name order; paged by max-buckets and continuation-token. */
     void listBuckets(S3Exchange exchange) {
-        Xml xml = Xml.document("ListAllMyBucketsResult");
-        String owner = String.valueOf(client().caller().uid());
-        xml.open("Owner").element("ID", owner).element("DisplayName", owner).close("Owner").open("Buckets");
-        for (PlinthClient.Listed listed : client().listWithAttributes(namespace.rootPath())) {
-            if (listed.attributes().isDirectory() && S3Namespace.validBucketName(listed.entry().name())) {
-                xml.open("Bucket").element("Name", listed.entry().name())
-                        .element("CreationDate", Http.isoDate(listed.attributes().ctimeNanos() / 1_000_000)).close("Bucket");
+        String prefix = orEmpty(exchange.parameter("prefix"));
+        int max = BUCKETS_PAGE_MAX;
+        if (exchange.parameter("max-buckets") != null) {
+            try {
+                max = Integer.parseInt(exchange.parameter("max-buckets").strip());
+            } catch (NumberFormatException e) {
+                max = 0;
+            }
+            if (max < 1 || max > BUCKETS_PAGE_MAX) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "max-buckets must be a number from 1 to " + BUCKETS_PAGE_MAX);
             }
         }
-        exchange.respondXml(200, xml.close("Buckets").end("ListAllMyBucketsResult"));
+        String after = "";
+        String token = exchange.parameter("continuation-token");
+        if (token != null) {
+            try {
+                after = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "the continuation token is not valid");
+            }
+        }
+        dev.plinth.common.Credentials caller = client().caller();
+        List<PlinthClient.Listed> buckets = new ArrayList<>();
+        for (PlinthClient.Listed listed : client().listWithAttributes(namespace.rootPath())) {
+            Attributes attributes = listed.attributes();
+            String name = listed.entry().name();
+            if (attributes.isDirectory() && S3Namespace.validBucketName(name) && name.startsWith(prefix) && name.compareTo(after) > 0
+                    && dev.plinth.common.Permissions.allowed(caller, attributes.mode(), attributes.uid(), attributes.gid(), true,
+                    dev.plinth.common.Permissions.READ)) {
+                buckets.add(listed);
+            }
+        }
+        buckets.sort(java.util.Comparator.comparing(listed -> listed.entry().name()));
+        boolean truncated = buckets.size() > max;
+        String owner = String.valueOf(caller.uid());
+        Xml xml = Xml.document("ListAllMyBucketsResult").open("Buckets");
+        for (PlinthClient.Listed listed : buckets.subList(0, Math.min(max, buckets.size()))) {
+            xml.open("Bucket").element("Name", listed.entry().name())
+                    .element("CreationDate", Http.isoDate(listed.attributes().ctimeNanos() / 1_000_000)).close("Bucket");
+        }
+        xml.close("Buckets").open("Owner").element("ID", owner).element("DisplayName", owner).close("Owner");
+        if (truncated) {
+            String last = buckets.get(max - 1).entry().name();
+            xml.element("ContinuationToken", Base64.getUrlEncoder().withoutPadding().encodeToString(last.getBytes(StandardCharsets.UTF_8)));
+        }
+        if (exchange.parameter("prefix") != null) {
+            xml.element("Prefix", prefix);
+        }
+        exchange.respondXml(200, xml.end("ListAllMyBucketsResult"));
     }
 
+    /**
+     * Makes a bucket owned by the caller, private unless its ACL says otherwise. Any key may make
+     * one (S3's rule), though the root directory is root's: the gateway makes it as root and hands
+     * it over ({@link S3Namespace#mkdirOwnedByCaller}).
+     */
     void createBucket(S3Exchange exchange, InputStream body, String bucket) {
         String path = namespace.bucketPath(bucket);
+        CannedAcl acl = CannedAcl.of(exchange);
+        String location = locationConstraint(body);
+        List<dev.plinth.wire.messages.MetaMessages.Xattr> xattrs = location == null ? List.of()
+                : List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(LOCATION_XATTR, location.getBytes(StandardCharsets.UTF_8)));
         try {
-            body.readNBytes(Xml.BODY_BYTES_MAX); // CreateBucketConfiguration: the region is ours whatever it says
-            client().mkdir(path, 0755);
+            namespace.mkdirOwnedByCaller(path, (acl == null ? CannedAcl.PRIVATE : acl).directoryMode(), xattrs);
         } catch (PlinthException e) {
-            if (e.code() == ErrorCode.ALREADY_EXISTS) {
-                Attributes existing = client().stat(path);
-                throw new S3Exception(existing.uid() == client().caller().uid() ? S3Error.BUCKET_ALREADY_OWNED_BY_YOU
-                        : S3Error.BUCKET_ALREADY_EXISTS, "the bucket '" + bucket + "' exists");
+            if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                throw S3Namespace.translate(e);
             }
-            throw S3Namespace.translate(e);
-        } catch (java.io.IOException e) {
-            throw new S3Exception(S3Error.INCOMPLETE_BODY, e.getMessage());
+            Attributes existing = namespace.asRoot(() -> client().stat(path));
+            if (existing.uid() != client().caller().uid()) {
+                throw new S3Exception(S3Error.BUCKET_ALREADY_EXISTS, "the bucket '" + bucket + "' exists and is another's");
+            }
+            if (!region.equals("us-east-1")) {
+                throw new S3Exception(S3Error.BUCKET_ALREADY_OWNED_BY_YOU, "you own the bucket '" + bucket + "' already");
+            }
+            // us-east-1 answers a repeated CreateBucket of one's own bucket with success, and changes nothing
         }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("Location", "/" + bucket);
         exchange.respond(200, headers, null);
     }
 
+    /** The LocationConstraint of a CreateBucketConfiguration body, or null when there is none (the gateway's region). */
+    private String locationConstraint(InputStream body) {
+        byte[] bytes;
+        try {
+            bytes = body.readNBytes(Xml.BODY_BYTES_MAX + 1);
+        } catch (java.io.IOException e) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, e.getMessage());
+        }
+        if (bytes.length == 0) {
+            return null;
+        }
+        String location = Xml.childText(Xml.parse(new java.io.ByteArrayInputStream(bytes)), "LocationConstraint");
+        if (location == null || location.isEmpty()) {
+            return null;
+        }
+        if (!REGION_NAME.matcher(location).matches() || location.equals("us-east-1")) {
+            // S3 names no us-east-1 constraint: that region is the absence of one
+            throw new S3Exception(S3Error.INVALID_LOCATION_CONSTRAINT, "the location constraint '" + location + "' is not valid");
+        }
+        return location;
+    }
+
+    /**
+     * Deletes an empty bucket, and the multipart uploads still in progress into it. Its owner may
+     * (or root), as in S3, though its directory is in root's: the directory goes as root once the
+     * owner is checked, and only if empty.
+     */
     void deleteBucket(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
+        Attributes attributes = namespace.bucket(bucket);
+        if (!client().caller().isRoot() && attributes.uid() != client().caller().uid()) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "only the bucket's owner deletes it");
+        }
         String path = namespace.bucketPath(bucket);
         try {
-            client().delete(path + "/" + S3Namespace.UPLOADS_DIRECTORY);
-        } catch (PlinthException e) {
-            // absent, or uploads in progress (then the bucket is not empty below)
-        }
-        try {
-            client().delete(path);
+            namespace.asRoot(() -> {
+                client().delete(path);
+                return null;
+            });
         } catch (PlinthException e) {
             if (e.code() == ErrorCode.DIRECTORY_NOT_EMPTY) {
                 throw new S3Exception(S3Error.BUCKET_NOT_EMPTY, "the bucket '" + bucket + "' is not empty");
             }
             throw S3Namespace.translate(e);
         }
+        namespace.asRoot(() -> {
+            removeTree(namespace.uploadsPath(bucket));
+            return null;
+        });
         exchange.respond(204, null, null);
+    }
+
+    /** Removes a directory and everything below it; what is gone already is no error. */
+    private void removeTree(String path) {
+        try {
+            for (PlinthClient.Listed listed : client().listWithAttributes(path)) {
+                String child = path + "/" + listed.entry().name();
+                if (listed.attributes().isDirectory()) {
+                    removeTree(child);
+                } else {
+                    client().delete(child);
+                }
+            }
+            client().delete(path);
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NOT_FOUND) {
+                throw S3Namespace.translate(e);
+            }
+        }
+    }
+
+    /** The bucket's ACL as its directory's modes say (CannedAcl); for its owner or root. */
+    void getBucketAcl(S3Exchange exchange, String bucket) {
+        Attributes attributes = namespace.bucket(bucket);
+        requireOwner(attributes);
+        exchange.respondXml(200, CannedAcl.policy(attributes));
+    }
+
+    void putBucketAcl(S3Exchange exchange, InputStream body, String bucket) {
+        Attributes attributes = namespace.bucket(bucket);
+        applyAcl(exchange, body, attributes);
+        exchange.respond(200, null, null);
+    }
+
+    void getObjectAcl(S3Exchange exchange, String bucket, String key) {
+        Attributes attributes = namespace.object(bucket, key).attributes();
+        requireOwner(attributes);
+        exchange.respondXml(200, CannedAcl.policy(attributes));
+    }
+
+    void putObjectAcl(S3Exchange exchange, InputStream body, String bucket, String key) {
+        Attributes attributes = namespace.object(bucket, key).attributes();
+        applyAcl(exchange, body, attributes);
+        exchange.respond(200, null, null);
+    }
+
+    /** An ACL is read and changed by its file's owner (or root), as POSIX modes are. */
+    private void requireOwner(Attributes attributes) {
+        if (!client().caller().isRoot() && attributes.uid() != client().caller().uid()) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "only the owner reads or changes an ACL");
+        }
+    }
+
+    /** PutBucketAcl and PutObjectAcl: a canned ACL (x-amz-acl) becomes the file's modes; a policy document is NotImplemented. */
+    private void applyAcl(S3Exchange exchange, InputStream body, Attributes attributes) {
+        CannedAcl acl = CannedAcl.of(exchange);
+        byte[] document;
+        try {
+            document = body.readNBytes(1);
+        } catch (java.io.IOException e) {
+            throw new S3Exception(S3Error.INCOMPLETE_BODY, e.getMessage());
+        }
+        if (document.length > 0) {
+            throw new S3Exception(S3Error.NOT_IMPLEMENTED, "ACL documents are not implemented; use a canned ACL (x-amz-acl)");
+        }
+        if (acl == null) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "the request names no ACL (x-amz-acl)");
+        }
+        requireOwner(attributes);
+        try {
+            client().setAttr(attributes.inodeId(), dev.plinth.wire.messages.MetaMessages.SET_MODE, acl.applyTo(attributes), 0, 0, 0, 0, 0);
+        } catch (PlinthException e) {
+            throw S3Namespace.translate(e);
+        }
     }
 
     void headBucket(S3Exchange exchange, String bucket) {
@@ -109,10 +271,18 @@ final class S3Operations {
         exchange.respond(200, headers, null);
     }
 
+    /** The LocationConstraint the bucket was made with; else the gateway's region (empty for us-east-1, as S3 answers). */
     void bucketLocation(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
-        String xml = Xml.HEADER + "<LocationConstraint xmlns=\"" + Xml.NAMESPACE + "\">" + (region.equals("us-east-1") ? "" : region)
-                + "</LocationConstraint>";
+        Attributes attributes = namespace.bucket(bucket);
+        String location = region.equals("us-east-1") ? "" : region;
+        try {
+            location = new String(namespace.asRoot(() -> client().getXattr(attributes.inodeId(), LOCATION_XATTR)), StandardCharsets.UTF_8);
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NO_ATTRIBUTE) {
+                throw S3Namespace.translate(e);
+            }
+        }
+        String xml = Xml.HEADER + "<LocationConstraint xmlns=\"" + Xml.NAMESPACE + "\">" + location + "</LocationConstraint>";
         exchange.respondXml(200, xml);
     }
 
@@ -287,25 +457,28 @@ final class S3Operations {
             if (extra.length > 0) {
                 throw new S3Exception(S3Error.INVALID_ARGUMENT, "a key ending in '/' is a directory and holds no data");
             }
-            namespace.bucket(bucket);
-            namespace.mkdirs(path);
+            CannedAcl acl = CannedAcl.of(exchange);
+            Attributes bucketAttributes = namespace.bucket(bucket);
+            namespace.mkdirs(path, acl != null ? acl.directoryMode() : CannedAcl.directoryMode(bucketAttributes));
             DefaultHttpHeaders headers = new DefaultHttpHeaders();
             headers.set("ETag", "\"d41d8cd98f00b204e9800998ecf8427e\"");
             exchange.respond(200, headers, null);
             return;
         }
         ObjectRecord template = recordFrom(exchange);
+        CannedAcl acl = CannedAcl.of(exchange);
         InputStream checked = checkedBody(exchange, body);
         Attributes directory = namespace.objectDirectory(bucket, key);
+        int mode = CannedAcl.fileMode(acl, directory);
         boolean onlyIfAbsent = "*".equals(exchange.header("If-None-Match"));
         String etag;
         if (length >= 0 && directory.layout() != null && length <= directory.layout().mdtBytes()) {
             // fits in the Data-on-MDT part: the whole object is one metadata change
             byte[] bytes = ObjectIo.readBody(checked, (int) length);
-            etag = namespace.writeWholeObject(directory, Names.lastName(path), template, onlyIfAbsent, bytes,
+            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template, onlyIfAbsent, bytes,
                     HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
         } else {
-            etag = namespace.writeObject(directory, Names.lastName(path), template, onlyIfAbsent,
+            etag = namespace.writeObject(directory, Names.lastName(path), mode, template, onlyIfAbsent,
                     file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
@@ -595,7 +768,7 @@ final class S3Operations {
         }
         Xml xml = Xml.document("DeleteResult");
         for (Element object : objects) {
-            String key = Xml.childText(object, "Key");
+            String key = Xml.childTextExact(object, "Key"); // keys are byte strings: "_ " is not "_"
             try {
                 if (key == null) {
                     throw new S3Exception(S3Error.MALFORMED_XML, "an <Object> without <Key>");
@@ -628,7 +801,9 @@ final class S3Operations {
                 throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
             }
             ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord;
-            S3Namespace.Written written = namespace.writeObject(namespace.objectDirectory(bucket, key), Names.lastName(path), template, false,
+            CannedAcl acl = CannedAcl.of(exchange);
+            Attributes directory = namespace.objectDirectory(bucket, key);
+            S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory), template, false,
                     target -> copyRange(from, 0, sourceAttributes.sizeBytes(), target));
             exchange.respondXml(200, Xml.document("CopyObjectResult")
                     .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
@@ -656,7 +831,11 @@ final class S3Operations {
             if (question >= 0) {
                 value = value.substring(0, question);
             }
-            value = io.netty.handler.codec.http.QueryStringDecoder.decodeComponent(value.replace("+", "%2B"));
+            try {
+                value = Http.decodeStrict(value, false);
+            } catch (Http.BadEncodingException e) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "x-amz-copy-source: " + e.getMessage());
+            }
             if (value.startsWith("/")) {
                 value = value.substring(1);
             }
@@ -674,11 +853,15 @@ final class S3Operations {
         if (uploadId == null || !UPLOAD_ID.matcher(uploadId).matches()) {
             throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload id is not valid");
         }
-        return namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY + "/" + uploadId;
+        return namespace.uploadsPath(bucket) + "/" + uploadId;
     }
 
-    /** An upload in progress: its target key and the record the object will get. */
-    record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid) {
+    /**
+     * An upload in progress: its target key, the record and mode the object will get
+     * ({@code objectMode} -1: from its directory at completion, as a PUT without an ACL), and who
+     * started it.
+     */
+    record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid, int objectMode) {
         static final String XATTR = "trusted.plinth.s3.upload";
     }
 
@@ -699,8 +882,7 @@ final class S3Operations {
         String path = uploadPath(bucket, uploadId);
         try {
             Attributes attributes = client().stat(path);
-            byte[] value = ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT)
-                    .call(() -> client().getXattr(attributes.inodeId(), UploadRecord.XATTR));
+            byte[] value = namespace.asRoot(() -> client().getXattr(attributes.inodeId(), UploadRecord.XATTR));
             return new Upload(dev.plinth.common.codec.RecordCodec.decode(UploadRecord.class, value), attributes);
         } catch (PlinthException e) {
             if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.NO_ATTRIBUTE) {
@@ -710,32 +892,34 @@ final class S3Operations {
         }
     }
 
+    /**
+     * Starts an upload: refused at once (AccessDenied) for a caller who could not put the key. Its
+     * parts go in a directory of the caller's own, outside the bucket (see {@link S3Namespace}),
+     * so only its initiator (and root) adds parts, lists, completes or aborts it.
+     */
     void createMultipartUpload(S3Exchange exchange, String bucket, String key) {
         namespace.bucket(bucket);
         namespace.objectPath(bucket, key);
         if (key.endsWith("/")) {
             throw new S3Exception(S3Error.INVALID_ARGUMENT, "a key ending in '/' is a directory and holds no data");
         }
-        String uploads = namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY;
-        ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT).run(() -> {
-            try {
-                client().mkdir(uploads, 01777); // anyone may start an upload; the sticky bit keeps it theirs
-            } catch (PlinthException e) {
-                if (e.code() != ErrorCode.ALREADY_EXISTS) {
-                    throw S3Namespace.translate(e);
-                }
-            }
+        CannedAcl acl = CannedAcl.of(exchange);
+        namespace.requireWritable(bucket, key);
+        String uploads = namespace.uploadsPath(bucket);
+        namespace.asRoot(() -> {
+            // root's and searchable: each initiator reaches its own upload's directory, no one lists them
+            client().mkdirs(uploads, 0711);
+            return null;
         });
         String uploadId = UUID.randomUUID().toString();
-        Attributes directory;
+        UploadRecord record = new UploadRecord(key, System.currentTimeMillis(), recordFrom(exchange), client().caller().uid(),
+                acl == null ? -1 : acl.fileMode());
         try {
-            directory = client().mkdir(uploads + "/" + uploadId, 0700);
+            namespace.mkdirOwnedByCaller(uploads + "/" + uploadId, 0700, List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(
+                    UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record))));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
-        UploadRecord record = new UploadRecord(key, System.currentTimeMillis(), recordFrom(exchange), client().caller().uid());
-        ScopedValue.where(PlinthClient.CALLER, dev.plinth.common.Credentials.ROOT).run(() ->
-                client().setXattr(directory.inodeId(), UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record), 0));
         exchange.respondXml(200, Xml.document("InitiateMultipartUploadResult").element("Bucket", bucket).element("Key", key)
                 .element("UploadId", uploadId).end("InitiateMultipartUploadResult"));
     }
@@ -774,7 +958,7 @@ final class S3Operations {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
         }
         InputStream checked = checkedBody(exchange, body);
-        String etag = namespace.writeObject(upload.directory(), partName(number), PART_TEMPLATE, false,
+        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, PART_TEMPLATE, false,
                 file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
@@ -798,7 +982,7 @@ final class S3Operations {
             }
             long first = start;
             long last = end;
-            return namespace.writeObject(directory, partName(number), PART_TEMPLATE, false, target -> copyRange(from, first, last, target));
+            return namespace.writeObject(directory, partName(number), 0600, PART_TEMPLATE, false, target -> copyRange(from, first, last, target));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
@@ -845,14 +1029,18 @@ final class S3Operations {
 
     /** Uploads in key order, then upload id; paged by key-marker/upload-id-marker and max-uploads (at most 1000). */
     void listMultipartUploads(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
+        Attributes bucketAttributes = namespace.bucket(bucket);
+        if (!dev.plinth.common.Permissions.allowed(client().caller(), bucketAttributes.mode(), bucketAttributes.uid(), bucketAttributes.gid(),
+                true, dev.plinth.common.Permissions.READ)) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "listing a bucket's uploads needs read permission on the bucket");
+        }
         String prefix = orEmpty(exchange.parameter("prefix"));
         String keyMarker = orEmpty(exchange.parameter("key-marker"));
         String uploadIdMarker = orEmpty(exchange.parameter("upload-id-marker"));
         int maxUploads = boundedCount(exchange.parameter("max-uploads"), "max-uploads");
         List<DirEntry> entries;
         try {
-            entries = client().list(namespace.bucketPath(bucket) + "/" + S3Namespace.UPLOADS_DIRECTORY);
+            entries = namespace.asRoot(() -> client().list(namespace.uploadsPath(bucket)));
         } catch (PlinthException e) {
             entries = List.of();
         }
@@ -908,17 +1096,23 @@ final class S3Operations {
     void abortMultipartUpload(S3Exchange exchange, String bucket) {
         namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
-        upload(bucket, uploadId);
-        removeUpload(uploadPath(bucket, uploadId));
+        removeUpload(upload(bucket, uploadId), uploadPath(bucket, uploadId));
         exchange.respond(204, null, null);
     }
 
-    private void removeUpload(String directory) {
+    /** Removes an upload's parts (as the caller, who must be its initiator or root), then its directory (as root: it is in root's). */
+    private void removeUpload(Upload upload, String directory) {
+        if (!client().caller().isRoot() && upload.directory().uid() != client().caller().uid()) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "only the upload's initiator ends it");
+        }
         try {
             for (DirEntry entry : client().list(directory)) {
                 client().delete(directory + "/" + entry.name());
             }
-            client().delete(directory);
+            namespace.asRoot(() -> {
+                client().delete(directory);
+                return null;
+            });
         } catch (PlinthException e) {
             if (e.code() != ErrorCode.NOT_FOUND) {
                 throw S3Namespace.translate(e);
@@ -972,14 +1166,16 @@ final class S3Operations {
             }
         }
         String path = namespace.objectPath(bucket, key);
+        namespace.requireWritable(bucket, key);
         Attributes target = namespace.objectDirectory(bucket, key);
+        int mode = upload.record().objectMode() >= 0 ? upload.record().objectMode() : CannedAcl.fileMode(null, target);
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("Content-Type", "application/xml");
         exchange.startStream(200, headers, -1);
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(Xml.HEADER, StandardCharsets.UTF_8));
         String result;
         try {
-            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), upload.record().template(), false, file -> {
+            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, upload.record().template(), false, file -> {
                 java.security.MessageDigest etags = S3Namespace.md5();
                 long offset = 0;
                 long lastKeepAlive = System.nanoTime();
@@ -996,7 +1192,7 @@ final class S3Operations {
                 }
                 return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
             });
-            removeUpload(directory);
+            removeUpload(upload, directory);
             result = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
                     .element("Key", key).element("ETag", "\"" + written.etag() + "\"").end("CompleteMultipartUploadResult")
                     .substring(Xml.HEADER.length());

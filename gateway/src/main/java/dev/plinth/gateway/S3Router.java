@@ -4,6 +4,8 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.common.NonBlocking;
 import dev.plinth.common.PlinthException;
 import java.io.InputStream;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,11 +18,28 @@ import org.slf4j.LoggerFactory;
 final class S3Router {
     private static final Logger LOG = LoggerFactory.getLogger(S3Router.class);
     private static final java.util.regex.Pattern PORT_SUFFIX = java.util.regex.Pattern.compile(":\\d+$");
-    /** Sub-resources S3 has that the gateway does not implement: answered NotImplemented, never mistaken for a plain GET. */
-    private static final Set<String> UNSUPPORTED = Set.of("acl", "accelerate", "analytics", "cors", "encryption", "intelligent-tiering",
-            "inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock", "ownershipControls", "policy",
-            "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore", "retention", "select", "tagging", "torrent",
-            "website", "versions", "attributes");
+    /**
+     * The query parameters that name a sub-resource in S3's API: each selects an operation other
+     * than the plain one for its method. One the gateway does not implement for a method answers
+     * NotImplemented; it must never fall through to the plain operation (PUT ?versioning is not a
+     * CreateBucket).
+     */
+    private static final Set<String> SUB_RESOURCES = Set.of("acl", "accelerate", "analytics", "attributes", "cors", "delete",
+            "encryption", "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "location", "logging", "metadataConfiguration",
+            "metadataTable", "metrics", "notification", "object-lock", "ownershipControls", "policy", "policyStatus",
+            "publicAccessBlock", "renameObject", "replication", "requestPayment", "restore", "retention", "select", "session",
+            "tagging", "torrent", "uploadId", "uploads", "versioning", "versions", "website");
+
+    /** What an operation runs, given the request, its body, the bucket and the key (either may be null for its scope). */
+    private interface Handler {
+        void run(S3Exchange exchange, InputStream body, String bucket, String key);
+    }
+
+    /** An operation: its S3 name, and whether it may be answered on an event loop (one record, no listing, no change). */
+    private record Route(String operation, boolean oneRecord, Handler handler) {}
+
+    /** Routes by "SCOPE METHOD SUB-RESOURCE", SCOPE being service, bucket or object, SUB-RESOURCE empty for the plain operation. */
+    private final Map<String, Route> routes = new HashMap<>();
 
     private final Authenticator authenticator;
     private final S3Operations operations;
@@ -32,10 +51,52 @@ final class S3Router {
         this.operations = operations;
         this.client = client;
         this.domain = domain == null || domain.isEmpty() ? null : domain.toLowerCase(java.util.Locale.ROOT);
+        route("service GET", "ListBuckets", false, (exchange, body, bucket, key) -> operations.listBuckets(exchange));
+        route("bucket GET", "ListObjects", false, (exchange, body, bucket, key) -> {
+            boolean version2 = "2".equals(exchange.parameter("list-type"));
+            exchange.operation(version2 ? "ListObjectsV2" : "ListObjects");
+            operations.listObjects(exchange, bucket, version2);
+        });
+        route("bucket GET location", "GetBucketLocation", false, (exchange, body, bucket, key) -> operations.bucketLocation(exchange, bucket));
+        route("bucket GET versioning", "GetBucketVersioning", false, (exchange, body, bucket, key) -> operations.bucketVersioning(exchange, bucket));
+        route("bucket GET uploads", "ListMultipartUploads", false, (exchange, body, bucket, key) -> operations.listMultipartUploads(exchange, bucket));
+        route("bucket GET acl", "GetBucketAcl", false, (exchange, body, bucket, key) -> operations.getBucketAcl(exchange, bucket));
+        route("bucket PUT acl", "PutBucketAcl", false, (exchange, body, bucket, key) -> operations.putBucketAcl(exchange, body, bucket));
+        route("bucket HEAD", "HeadBucket", true, (exchange, body, bucket, key) -> operations.headBucket(exchange, bucket));
+        route("bucket PUT", "CreateBucket", false, (exchange, body, bucket, key) -> operations.createBucket(exchange, body, bucket));
+        route("bucket DELETE", "DeleteBucket", false, (exchange, body, bucket, key) -> operations.deleteBucket(exchange, bucket));
+        route("bucket POST delete", "DeleteObjects", false, (exchange, body, bucket, key) -> operations.deleteObjects(exchange, body, bucket));
+        route("object GET", "GetObject", true, (exchange, body, bucket, key) -> operations.getObject(exchange, bucket, key, true));
+        route("object HEAD", "HeadObject", true, (exchange, body, bucket, key) -> operations.headObject(exchange, bucket, key));
+        route("object GET uploadId", "ListParts", false, (exchange, body, bucket, key) -> operations.listParts(exchange, bucket, key));
+        route("object GET acl", "GetObjectAcl", false, (exchange, body, bucket, key) -> operations.getObjectAcl(exchange, bucket, key));
+        route("object PUT acl", "PutObjectAcl", false, (exchange, body, bucket, key) -> operations.putObjectAcl(exchange, body, bucket, key));
+        route("object PUT", "PutObject", false, (exchange, body, bucket, key) -> {
+            if (exchange.header("x-amz-copy-source") != null) {
+                exchange.operation("CopyObject");
+                operations.copyObject(exchange, body, bucket, key);
+            } else {
+                operations.putObject(exchange, body, bucket, key);
+            }
+        });
+        route("object PUT uploadId", "UploadPart", false, (exchange, body, bucket, key) -> operations.uploadPart(exchange, body, bucket, key));
+        route("object DELETE", "DeleteObject", false, (exchange, body, bucket, key) -> operations.deleteObject(exchange, bucket, key));
+        route("object DELETE uploadId", "AbortMultipartUpload", false, (exchange, body, bucket, key) -> operations.abortMultipartUpload(exchange, bucket));
+        route("object POST uploads", "CreateMultipartUpload", false,
+                (exchange, body, bucket, key) -> operations.createMultipartUpload(exchange, bucket, key));
+        route("object POST uploadId", "CompleteMultipartUpload", false,
+                (exchange, body, bucket, key) -> operations.completeMultipartUpload(exchange, body, bucket, key));
+    }
+
+    private void route(String selector, String operation, boolean oneRecord, Handler handler) {
+        routes.put(selector, new Route(operation, oneRecord, handler));
     }
 
     void handle(S3Exchange exchange) {
         try {
+            if (exchange.encodingProblem() != null) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, exchange.encodingProblem());
+            }
             Authenticator.Authenticated caller = authenticator.authenticate(exchange);
             ScopedValue.where(PlinthClient.CALLER, caller.credentials()).run(() -> route(exchange, caller.body()));
         } catch (S3Exception e) {
@@ -87,111 +148,37 @@ final class S3Router {
             bucket = slash < 0 ? rest : rest.substring(0, slash);
             key = slash < 0 || slash == rest.length() - 1 ? null : rest.substring(slash + 1);
         }
+        String subResource = "";
         for (var parameter : exchange.query()) {
-            if (UNSUPPORTED.contains(parameter.getKey())) {
-                throw new S3Exception(S3Error.NOT_IMPLEMENTED, "the '" + parameter.getKey() + "' sub-resource is not implemented");
+            String name = parameter.getKey();
+            if (SUB_RESOURCES.contains(name) && !name.equals(subResource)) {
+                if (!subResource.isEmpty()) {
+                    throw new S3Exception(S3Error.INVALID_REQUEST, "a request names one sub-resource; this one names '" + subResource
+                            + "' and '" + name + "'");
+                }
+                subResource = name;
             }
         }
         String method = exchange.method();
-        if (!method.equals("HEAD") && (!method.equals("GET") || key == null || exchange.hasParameter("uploadId"))) {
-            // on an event loop only an object's GET and HEADs: listings scan the store, so they go to a thread at once
-            NonBlocking.check(method + " of more than one record");
+        String scope = bucket == null ? "service" : key == null ? "bucket" : "object";
+        Route route = routes.get(scope + " " + method + (subResource.isEmpty() ? "" : " " + subResource));
+        if (route == null) {
+            if (!subResource.isEmpty()) {
+                throw new S3Exception(S3Error.NOT_IMPLEMENTED, method + " of the '" + subResource + "' sub-resource of "
+                        + (scope.equals("service") ? "the service" : "a " + scope) + " is not implemented");
+            }
+            throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on " + (scope.equals("service") ? "the service" : "a " + scope));
         }
-        if (bucket == null) {
-            if (method.equals("GET")) {
-                exchange.operation("ListBuckets");
-                operations.listBuckets(exchange);
-                return;
-            }
-            throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on the service");
+        String versionId = exchange.parameter("versionId");
+        if (versionId != null && !versionId.equals("null")) {
+            // buckets are never versioned here: an object's only version is the null version
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "invalid version id specified (buckets are not versioned)");
         }
-        if (key == null) {
-            switch (method) {
-                case "GET" -> {
-                    if (exchange.hasParameter("location")) {
-                        exchange.operation("GetBucketLocation");
-                        operations.bucketLocation(exchange, bucket);
-                    } else if (exchange.hasParameter("versioning")) {
-                        exchange.operation("GetBucketVersioning");
-                        operations.bucketVersioning(exchange, bucket);
-                    } else if (exchange.hasParameter("uploads")) {
-                        exchange.operation("ListMultipartUploads");
-                        operations.listMultipartUploads(exchange, bucket);
-                    } else {
-                        exchange.operation("2".equals(exchange.parameter("list-type")) ? "ListObjectsV2" : "ListObjects");
-                        operations.listObjects(exchange, bucket, "2".equals(exchange.parameter("list-type")));
-                    }
-                }
-                case "HEAD" -> {
-                    exchange.operation("HeadBucket");
-                    operations.headBucket(exchange, bucket);
-                }
-                case "PUT" -> {
-                    exchange.operation("CreateBucket");
-                    operations.createBucket(exchange, body, bucket);
-                }
-                case "DELETE" -> {
-                    exchange.operation("DeleteBucket");
-                    operations.deleteBucket(exchange, bucket);
-                }
-                case "POST" -> {
-                    if (!exchange.hasParameter("delete")) {
-                        throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on a bucket is only DeleteObjects (?delete)");
-                    }
-                    exchange.operation("DeleteObjects");
-                    operations.deleteObjects(exchange, body, bucket);
-                }
-                default -> throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on a bucket");
-            }
-            return;
+        if (!route.oneRecord()) {
+            // on an event loop only an object's GET and HEADs: listings scan the store, changes go through the log
+            NonBlocking.check(route.operation() + " reads more than one record");
         }
-        switch (method) {
-            case "GET" -> {
-                if (exchange.hasParameter("uploadId")) {
-                    exchange.operation("ListParts");
-                    operations.listParts(exchange, bucket, key);
-                } else {
-                    exchange.operation("GetObject");
-                    operations.getObject(exchange, bucket, key, true);
-                }
-            }
-            case "HEAD" -> {
-                exchange.operation("HeadObject");
-                operations.headObject(exchange, bucket, key);
-            }
-            case "PUT" -> {
-                if (exchange.hasParameter("uploadId") || exchange.hasParameter("partNumber")) {
-                    exchange.operation("UploadPart");
-                    operations.uploadPart(exchange, body, bucket, key);
-                } else if (exchange.header("x-amz-copy-source") != null) {
-                    exchange.operation("CopyObject");
-                    operations.copyObject(exchange, body, bucket, key);
-                } else {
-                    exchange.operation("PutObject");
-                    operations.putObject(exchange, body, bucket, key);
-                }
-            }
-            case "DELETE" -> {
-                if (exchange.hasParameter("uploadId")) {
-                    exchange.operation("AbortMultipartUpload");
-                    operations.abortMultipartUpload(exchange, bucket);
-                } else {
-                    exchange.operation("DeleteObject");
-                    operations.deleteObject(exchange, bucket, key);
-                }
-            }
-            case "POST" -> {
-                if (exchange.hasParameter("uploads")) {
-                    exchange.operation("CreateMultipartUpload");
-                    operations.createMultipartUpload(exchange, bucket, key);
-                } else if (exchange.hasParameter("uploadId")) {
-                    exchange.operation("CompleteMultipartUpload");
-                    operations.completeMultipartUpload(exchange, body, bucket, key);
-                } else {
-                    throw new S3Exception(S3Error.NOT_IMPLEMENTED, "POST on an object is only for multipart uploads");
-                }
-            }
-            default -> throw new S3Exception(S3Error.METHOD_NOT_ALLOWED, method + " is not allowed on an object");
-        }
+        exchange.operation(route.operation());
+        route.handler().run(exchange, body, bucket, key);
     }
 }

@@ -38,6 +38,12 @@ final class Xml {
         return this;
     }
 
+    /** Markup written as given: the caller's own constant text (an element with attributes), never input. */
+    Xml markup(String markup) {
+        out.append(markup);
+        return this;
+    }
+
     Xml element(String name, Object value) {
         out.append('<').append(name).append('>');
         escape(String.valueOf(value));
@@ -114,8 +120,15 @@ final class Xml {
         return result;
     }
 
+    /** The text of the first child element so named, without the white space around it; null if there is none. */
     static String childText(Element parent, String localName) {
+        String text = childTextExact(parent, localName);
+        return text == null ? null : text.strip();
+    }
+
+    /** The text of the first child element so named, exactly as sent: for keys, whose spaces are part of them. */
+    static String childTextExact(Element parent, String localName) {
         List<Element> found = children(parent, localName);
-        return found.isEmpty() ? null : found.getFirst().getTextContent().strip();
+        return found.isEmpty() ? null : found.getFirst().getTextContent();
     }
 }
