@@ -44,7 +44,9 @@ public enum ErrorCode {
     /** A replica holds a write its chain has not committed yet: read from the chain's tail. */
     NOT_COMMITTED(35, 11, true, "replica holds an uncommitted version, read from the tail"),
     /** A forwarded write found the receiver missing an earlier version: send the whole chunk. */
-    CHUNK_BEHIND(36, 11, true, "replica missed an earlier version of the chunk");
+    CHUNK_BEHIND(36, 11, true, "replica missed an earlier version of the chunk"),
+    /** A role that has started to listen but cannot serve yet (a storage node not yet registered with mgmt): try again. */
+    NOT_READY(37, 11, true, "the server is starting and cannot serve this yet, try again");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

@@ -145,11 +145,17 @@ public final class StorageNode implements ClusterView, AutoCloseable {
 
     @Override
     public ClusterMap map() {
-        return map;
+        ClusterMap current = map;
+        if (current == null) {
+            // listening already (its address goes to mgmt in the registration), not yet registered: a retry will find it ready
+            throw new PlinthException(ErrorCode.NOT_READY, "storage node " + nodeId + " has not registered with mgmt yet");
+        }
+        return current;
     }
 
     @Override
     public ClusterMap refresh() {
+        map(); // not before the registration's map
         long now = System.nanoTime();
         if (now - lastRefreshNanos >= REFRESH_MIN_INTERVAL_NANOS) {
             fetchMap();
@@ -191,7 +197,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
 
     @Override
     public RpcClient connectionTo(int targetId) {
-        ClusterMap current = map;
+        ClusterMap current = map();
         TargetInfo target = current.target(targetId);
         NodeInfo node = target == null ? null : current.node(target.nodeId());
         if (node == null) {
