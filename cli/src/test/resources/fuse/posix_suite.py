@@ -319,6 +319,72 @@ def permissions_as_a_user():
 
 
 @check
+def set_id_bits_go_with_a_write_by_another():
+    """A write or truncate by anyone but root, and a chown by anyone, clears S_ISUID (and S_ISGID with group-execute)."""
+    os.mkdir(path("setid"), 0o777)
+    os.chmod(path("setid"), 0o777)
+    for mode in (0o4777, 0o2777, 0o6777):
+        name = path("setid", "w%o" % mode)
+        write_file(name, b"x", mode)
+        assert stat.S_IMODE(os.stat(name).st_mode) == mode
+
+        def user_writes(name=name):
+            with open(name, "r+b") as f:  # O_RDWR: the write must succeed, not fail with EPERM
+                f.write(b"y")
+            assert stat.S_IMODE(os.stat(name).st_mode) == 0o777, oct(os.stat(name).st_mode)
+
+        as_user(user_writes)
+        assert read_file(name) == b"y"
+    name = path("setid", "truncated")
+    write_file(name, b"xyz", 0o6777)
+    as_user(lambda: os.truncate(name, 1))
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o777
+    name = path("setid", "rooted")
+    write_file(name, b"x", 0o4755)
+    with open(name, "ab") as f:  # root keeps it (CAP_FSETID)
+        f.write(b"y")
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o4755
+    os.chown(name, USER, GROUP)  # a chown clears it, even root's
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o755
+    name = path("setid", "locking")
+    write_file(name, b"x", 0o2666)  # set-group-ID without group-execute marks mandatory locking: it stays
+    as_user(lambda: open(name, "ab").write(b"y"))
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o2666
+
+
+@check
+def ftruncate_uses_the_descriptors_access():
+    os.mkdir(path("ftruncate"), 0o777)
+    os.chmod(path("ftruncate"), 0o777)
+
+    def user_checks():
+        fd = os.open(path("ftruncate", "mode0"), os.O_CREAT | os.O_RDWR, 0)
+        try:
+            os.write(fd, b"hello")
+            os.ftruncate(fd, 2)  # the descriptor is open for writing: the file's mode 0 does not matter
+            assert os.fstat(fd).st_size == 2
+        finally:
+            os.close(fd)
+        expect_errno(errno.EACCES, os.truncate, path("ftruncate", "mode0"), 1)  # by name the mode does
+
+    as_user(user_checks)
+    assert read_file(path("ftruncate", "mode0")) == b"he"
+
+
+@check
+def rename_changes_ctime():
+    write_file(path("renamed"), b"r")
+    os.mkdir(path("rename-to"))
+    before = os.stat(path("renamed")).st_ctime_ns
+    parent_before = os.stat(BASE)
+    time.sleep(0.05)
+    os.rename(path("renamed"), path("rename-to", "renamed"))
+    assert os.stat(path("rename-to", "renamed")).st_ctime_ns > before
+    parent_after = os.stat(BASE)
+    assert parent_after.st_mtime_ns > parent_before.st_mtime_ns and parent_after.st_ctime_ns > parent_before.st_ctime_ns
+
+
+@check
 def user_xattrs():
     name = path("xattr")
     write_file(name, b"x")

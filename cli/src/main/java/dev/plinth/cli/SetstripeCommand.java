@@ -38,6 +38,9 @@ final class SetstripeCommand implements Callable<Integer> {
             description = "Data-on-MDT size: the first SIZE bytes of each file live in the metadata service (0: none; a multiple of 64K up to 1M).")
     String mdtBytes;
 
+    @Option(names = "--force", description = "Keep a layout the cluster cannot place yet (more replicas than storage nodes): creates fail until it can.")
+    boolean force;
+
     @Parameters(paramLabel = "PATH")
     String path;
 
@@ -64,7 +67,7 @@ final class SetstripeCommand implements Callable<Integer> {
                     poolName, replicas == null ? current.replicas() : replicas, List.of(),
                     mdtBytes == null ? current.mdtBytes() : Math.toIntExact(Sizes.parseBytes(mdtBytes))).validate();
             if (exists) {
-                plinth.setLayout(path, layout);
+                plinth.setLayout(path, layout, force);
             } else {
                 plinth.create(path, 0644, true, layout).close();
             }

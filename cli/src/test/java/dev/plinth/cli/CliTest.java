@@ -131,8 +131,30 @@ class CliTest {
         assertThat(plinth("setstripe", "--pool", "fast", "-c", "-1", "/striped/in-pool").exitCode()).isZero();
         assertThat(plinth("getstripe", "--json", "/striped/in-pool").out()).contains("\"stripe_count\":2").contains("\"pool\":\"fast\"");
         assertThat(plinth("pool", "create", "fast").err()).contains("file exists");
+        // settings that would break a directory are refused when set, not met as EINVAL or ENOSPC at every later create
+        assertThat(plinth("fs", "mkdir", "/unplaceable").exitCode()).isZero();
+        Result noPool = plinth("setstripe", "-p", "nopool", "/unplaceable");
+        assertThat(noPool.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(noPool.err()).contains("no pool named 'nopool'");
+        Result tooWide = plinth("setstripe", "-r", "2", "/unplaceable");
+        assertThat(tooWide.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(tooWide.err()).contains("2 replicas need as many storage nodes").contains("has 1");
+        String small = writeSmallFile();
+        assertThat(plinth("fs", "put", small, "/unplaceable/fine").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-r", "2", "--force", "/unplaceable").exitCode()).isZero();
+        Result create = plinth("fs", "put", small, "/unplaceable/refused");
+        assertThat(create.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(create.err()).contains("invalid argument").doesNotContain("no space");
         assertThat(plinth("df").out()).contains("target1").contains("filesystem");
         assertThat(plinth("settings").out()).contains("layout.stripe-count");
+    }
+
+    private static String writeSmallFile() {
+        try {
+            return Files.writeString(directory.resolve("small"), "small\n").toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

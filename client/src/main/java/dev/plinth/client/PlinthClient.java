@@ -505,7 +505,12 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes setLayout(long inodeId, Layout layout) {
-        return this.<AttributesReply>meta(new MetaMessages.SetLayout(header(), inodeId, layout)).attributes();
+        return setLayout(inodeId, layout, false);
+    }
+
+    /** Sets a layout; with {@code force} one the cluster cannot place yet is kept anyway (see {@link MetaMessages.SetLayout}). */
+    public Attributes setLayout(long inodeId, Layout layout, boolean force) {
+        return this.<AttributesReply>meta(new MetaMessages.SetLayout(header(), inodeId, layout, force)).attributes();
     }
 
     /**
@@ -778,7 +783,11 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes setLayout(String path, Layout layout) {
-        return setLayout(stat(path).inodeId(), layout);
+        return setLayout(stat(path).inodeId(), layout, false);
+    }
+
+    public Attributes setLayout(String path, Layout layout, boolean force) {
+        return setLayout(stat(path).inodeId(), layout, force);
     }
 
     /** Opens an existing file. */

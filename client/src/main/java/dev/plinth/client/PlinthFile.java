@@ -97,6 +97,12 @@ public final class PlinthFile implements AutoCloseable {
     private long streamEnd = Long.MAX_VALUE;
     private boolean closed;
     private Attributes attributes;
+    /**
+     * Whether the file may still have set-user-ID or set-group-ID (with group-execute) that a
+     * write by anyone but root clears (SET_KILL_PRIVILEGES): known from its mode at open, and
+     * cleared once, by the first such write through this handle.
+     */
+    private boolean privilegesKept;
 
     private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
 
@@ -119,6 +125,7 @@ public final class PlinthFile implements AutoCloseable {
         this.mdtBytes = layout.mdtBytes();
         this.sizeBytes = attributes.sizeBytes();
         this.attributes = attributes;
+        this.privilegesKept = writable && ((attributes.mode() & 04000) != 0 || (attributes.mode() & 02010) == 02010);
         this.readUnitBytes = readUnitBytes(layout);
         this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / readUnitBytes);
     }
@@ -170,6 +177,10 @@ public final class PlinthFile implements AutoCloseable {
         }
         if (length == 0) {
             return 0;
+        }
+        if (clearsPrivilegesOnWrite()) {
+            client.setAttr(inodeId, MetaMessages.SET_KILL_PRIVILEGES, 0, 0, 0, 0, 0, 0);
+            privilegesKept = false;
         }
         dropReadUnits(offset, length);
         client.jobStats().write(jobId, length);
@@ -462,6 +473,14 @@ public final class PlinthFile implements AutoCloseable {
         return attributes;
     }
 
+    /**
+     * Whether the caller's next write clears the file's set-user-ID or set-group-ID bits (a change
+     * of its mode that those who cache attributes need to hear of).
+     */
+    public synchronized boolean clearsPrivilegesOnWrite() {
+        return privilegesKept && !client.caller().isRoot();
+    }
+
     /** Cuts or extends the file to {@code newSize} bytes. */
     public synchronized void truncate(long newSize) {
         checkOpen();
@@ -470,7 +489,8 @@ public final class PlinthFile implements AutoCloseable {
         }
         flush();
         truncateObjects(client, inodeId, layout, Math.max(sizeBytes, writtenEndBytes), newSize);
-        client.setAttr(inodeId, MetaMessages.SET_SIZE, 0, 0, 0, newSize, 0, 0);
+        client.setAttr(inodeId, MetaMessages.SET_SIZE | MetaMessages.SET_THROUGH_WRITABLE_HANDLE, 0, 0, 0, newSize, 0, 0);
+        privilegesKept = false;
         dropAllReadUnits();
         sizeBytes = newSize;
         writtenEndBytes = Math.min(writtenEndBytes, newSize);

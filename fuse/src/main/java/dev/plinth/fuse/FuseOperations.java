@@ -488,7 +488,11 @@ final class FuseOperations {
     void write(MemorySegment req, long ino, MemorySegment buffer, long size, long offset, MemorySegment fi) {
         serve(req, "write", () -> {
             OpenFile open = handle(fi);
+            boolean clearsPrivileges = open.file().clearsPrivilegesOnWrite();
             int written = open.file().write(offset, buffer.reinterpret(size).asByteBuffer());
+            if (clearsPrivileges) {
+                invalidate(ino, -1, 0); // set-user-ID went with this write (handle_killpriv): the kernel's cached mode is stale
+            }
             if (open.direct() && openByInode.getOrDefault(ino, Set.of()).size() > 1) {
                 // a write around the page cache: pages other open handles cached for this range are stale now
                 invalidate(ino, offset, size);

@@ -318,10 +318,13 @@ public final class MetaService implements AutoCloseable {
         if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
             Layout layout = setLayout.layout().validate();
             AttributesReply target = queryNow(new MetaMessages.GetAttr(setLayout.header(), setLayout.inodeId()));
+            if (!setLayout.force()) {
+                placement.requirePlaceable(layout, clusterMap.get());
+            }
             if (!target.attributes().isDirectory()) {
                 layout = placement.place(layout.template(), clusterMap.get());
             }
-            return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout);
+            return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout, setLayout.force());
         }
         return mutation;
     }

@@ -24,11 +24,36 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Placement {
     private final AtomicInteger rotation = new AtomicInteger();
 
-    Layout place(Layout template, ClusterMap map) {
+    /**
+     * Refuses a layout no file could be placed with, so that setstripe fails rather than every
+     * later create: an unknown pool, or more replicas than the pool has storage nodes (a chain's
+     * members are on distinct nodes).
+     */
+    void requirePlaceable(Layout template, ClusterMap map) {
+        PoolInfo pool = pool(template, map);
+        Set<Integer> nodes = new HashSet<>();
+        for (int targetId : pool.targetIds()) {
+            TargetInfo target = map.target(targetId);
+            if (target != null) {
+                nodes.add(target.nodeId());
+            }
+        }
+        if (template.replicas() > nodes.size()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, template.replicas() + " replicas need as many storage nodes; pool '"
+                    + template.pool() + "' has " + nodes.size() + " (--force keeps the layout anyway: creates fail until nodes are added)");
+        }
+    }
+
+    private static PoolInfo pool(Layout template, ClusterMap map) {
         PoolInfo pool = map.pool(template.pool());
         if (pool == null) {
-            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "no pool named '" + template.pool() + "'");
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "no pool named '" + template.pool() + "' (see `plinth pool list`)");
         }
+        return pool;
+    }
+
+    Layout place(Layout template, ClusterMap map) {
+        PoolInfo pool = pool(template, map);
         Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
         // best first: healthy chains with room, degraded ones with room (a member away), then full ones
         List<ChainInfo> healthy = new ArrayList<>();
@@ -51,8 +76,12 @@ final class Placement {
         }
         List<ChainInfo> candidates = !healthy.isEmpty() ? healthy : !degraded.isEmpty() ? degraded : full;
         if (candidates.isEmpty()) {
-            throw new PlinthException(ErrorCode.NO_SPACE, "pool '" + template.pool() + "' has no online chain of "
-                    + template.replicas() + " replica(s)" + (template.replicas() > 1 ? " (such chains need as many storage nodes)" : ""));
+            // not a lack of space (full chains are candidates): none that wide exists, or none is online
+            boolean anyThatWide = map.chains().stream().anyMatch(chain -> chain.replicas() == template.replicas()
+                    && chain.targetIds().stream().allMatch(poolTargets::contains));
+            throw new PlinthException(anyThatWide ? ErrorCode.UNAVAILABLE : ErrorCode.INVALID_ARGUMENT, "pool '" + template.pool()
+                    + "' has no " + (anyThatWide ? "online " : "") + "chain of " + template.replicas() + " replica(s)"
+                    + (anyThatWide ? "" : " (such chains need as many storage nodes)"));
         }
         int count = Math.min(template.stripeCount(), candidates.size());
         int start = Math.floorMod(rotation.getAndIncrement(), candidates.size());

@@ -2,9 +2,11 @@ package dev.plinth.meta.ops;
 
 import static dev.plinth.wire.messages.MetaMessages.SET_ATIME;
 import static dev.plinth.wire.messages.MetaMessages.SET_GID;
+import static dev.plinth.wire.messages.MetaMessages.SET_KILL_PRIVILEGES;
 import static dev.plinth.wire.messages.MetaMessages.SET_MODE;
 import static dev.plinth.wire.messages.MetaMessages.SET_MTIME;
 import static dev.plinth.wire.messages.MetaMessages.SET_SIZE;
+import static dev.plinth.wire.messages.MetaMessages.SET_THROUGH_WRITABLE_HANDLE;
 import static dev.plinth.wire.messages.MetaMessages.SET_TIMES_NOW;
 import static dev.plinth.wire.messages.MetaMessages.SET_UID;
 
@@ -20,8 +22,13 @@ import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 /**
  * chmod, chown, truncate and utimens with the kernel's rules: only the owner (or root) changes
  * mode and explicit times; only root changes the owner; the owner may change the group to one
- * of its own groups; truncating needs write permission. The client has already cut the
- * stripe objects on storage when it shrinks a file.
+ * of its own groups; truncating needs write permission (or a handle open for writing). The
+ * client has already cut the stripe objects on storage when it shrinks a file.
+ *
+ * <p>Set-user-ID and set-group-ID go as Linux lets them go (the mount leaves this to the file
+ * system, FUSE's handle_killpriv): a chown by anyone, and a write or truncate by anyone but
+ * root, clears set-user-ID, and set-group-ID where group-execute is set; a chmod by a caller
+ * outside the file's group cannot set set-group-ID.
  */
 public final class SetAttr {
     private SetAttr() {}
@@ -47,12 +54,22 @@ public final class SetAttr {
             }
             gid = request.gid();
         }
-        if ((mask & (SET_UID | SET_GID)) != 0 && !root && inode.type() != FileType.DIRECTORY) {
-            mode &= ~06000; // chown clears setuid and setgid, as the kernel does
+        if ((mask & (SET_UID | SET_GID)) != 0 && inode.type() != FileType.DIRECTORY) {
+            mode = withoutPrivileges(mode);
+        }
+        if ((mask & (SET_KILL_PRIVILEGES | SET_SIZE)) != 0 && !root && inode.type() != FileType.DIRECTORY) {
+            mode = withoutPrivileges(mode);
         }
         if ((mask & SET_MODE) != 0) {
-            namespace.requireOwner(inode);
-            mode = request.mode() & InodeRecord.PERMISSION_BITS;
+            int requested = request.mode() & InodeRecord.PERMISSION_BITS;
+            boolean onlyClearsSetIds = (requested | 06000) == (inode.mode() | 06000) && (requested & ~inode.mode()) == 0;
+            if (onlyClearsSetIds && !root && namespace.caller().uid() != inode.uid()) {
+                // the kernel's own way to clear them before a write by another (without FUSE's handle_killpriv)
+                namespace.check(inode, Namespace.WRITE);
+            } else {
+                namespace.requireOwner(inode);
+            }
+            mode = requested;
             if (!root && !namespace.caller().inGroup(gid) && inode.type() != FileType.DIRECTORY) {
                 mode &= ~02000;
             }
@@ -68,7 +85,9 @@ public final class SetAttr {
             if (request.sizeBytes() < 0 || request.sizeBytes() > Layout.FILE_SIZE_MAX) {
                 throw new PlinthException(request.sizeBytes() < 0 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.FILE_TOO_LARGE, "size " + request.sizeBytes());
             }
-            namespace.check(inode, Namespace.WRITE);
+            if ((mask & SET_THROUGH_WRITABLE_HANDLE) == 0) {
+                namespace.check(inode, Namespace.WRITE);
+            }
             updated = updated.withSize(request.sizeBytes(), now);
             DataOnMdt.truncate(namespace, inode.inodeId(), request.sizeBytes());
         }
@@ -86,5 +105,11 @@ public final class SetAttr {
         }
         namespace.putInode(updated);
         return new AttributesReply(updated.toAttributes());
+    }
+
+    /** A mode after a write, truncate or chown: no set-user-ID, and no set-group-ID where group-execute is set (else it marks mandatory locking). */
+    static int withoutPrivileges(int mode) {
+        mode &= ~04000;
+        return (mode & 02010) == 02010 ? mode & ~02000 : mode;
     }
 }

@@ -161,6 +161,17 @@ public final class MetaMessages {
     public static final int SET_MTIME = 32;
     /** With SET_ATIME or SET_MTIME: use the leader's clock rather than the given value. */
     public static final int SET_TIMES_NOW = 64;
+    /**
+     * With SET_SIZE: sent through a handle open for writing, whose access was checked at its open,
+     * so the file's mode now does not matter (ftruncate(2) of a file created with mode 0).
+     */
+    public static final int SET_THROUGH_WRITABLE_HANDLE = 128;
+    /**
+     * The file was written by its caller: clear set-user-ID, and set-group-ID where group-execute
+     * is set, unless the caller is root (the kernel's should_remove_suid). Allowed to anyone who
+     * writes (the kernel leaves it to the file system: FUSE's handle_killpriv).
+     */
+    public static final int SET_KILL_PRIVILEGES = 256;
 
     public record SetAttr(OpHeader header, long inodeId, int mask, int mode, int uid, int gid, long sizeBytes,
                           long atimeNanos, long mtimeNanos) implements Mutation {}
@@ -234,7 +245,12 @@ public final class MetaMessages {
                            List<Xattr> xattrs, boolean noReplace) implements Mutation {}
 
     /** Sets a directory's default layout, or the layout of a file that has no data yet. */
-    public record SetLayout(OpHeader header, long inodeId, Layout layout) implements Mutation {}
+    /**
+     * setstripe. A layout no file could be placed with (an unknown pool; more replicas than the
+     * pool has nodes) is refused unless {@code force}: a forced one makes creates fail until the
+     * cluster grows.
+     */
+    public record SetLayout(OpHeader header, long inodeId, Layout layout, boolean force) implements Mutation {}
 
     public record OpenSession(OpHeader header, String clientName) implements Mutation {}
 
