@@ -99,11 +99,27 @@ final class DoctorCommand implements Callable<Integer> {
 
     private String sysctl(String name) {
         try {
-            return Files.readString(sysctlPath(name)).strip();
+            return readKernelFile(sysctlPath(name)).strip();
         } catch (IOException e) {
             return null;
         }
     }
+
+    /**
+     * The whole of a /proc or /sys file, read in one call from its start. The JDK's readers ask
+     * such a file (which reports size 0) for one byte first, and a sysctl answers only a read at
+     * offset 0: the next read then gets nothing, so 60 read as "6".
+     */
+    static String readKernelFile(Path file) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[KERNEL_FILE_BYTES_MAX];
+            int length = Math.max(0, in.read(buffer, 0, buffer.length));
+            return new String(buffer, 0, length, java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    /** More than any sysctl, limits or scheduler file holds (a page). */
+    private static final int KERNEL_FILE_BYTES_MAX = 64 * 1024;
 
     private void checkSysctlAtLeast(String name, long minimum, String what) {
         String value = sysctl(name);
@@ -151,7 +167,7 @@ final class DoctorCommand implements Callable<Integer> {
     private void checkLimit(String limit, long minimum, String fixCommand) {
         Path limits = root.resolve("proc/self/limits");
         try {
-            for (String line : Files.readAllLines(limits)) {
+            for (String line : readKernelFile(limits).split("\n")) {
                 if (line.startsWith(limit)) {
                     String soft = line.substring(limit.length()).strip().split("\\s+")[0];
                     boolean ok = soft.equals("unlimited") || Long.parseLong(soft) >= minimum;
@@ -211,7 +227,7 @@ final class DoctorCommand implements Callable<Integer> {
             }
             Path real = block.toRealPath();
             Path queue = Files.exists(real.resolve("queue/scheduler")) ? real.resolve("queue/scheduler") : real.getParent().resolve("queue/scheduler");
-            String schedulers = Files.readString(queue).strip();
+            String schedulers = readKernelFile(queue).strip();
             String active = schedulers.contains("[") ? schedulers.substring(schedulers.indexOf('[') + 1, schedulers.indexOf(']')) : schedulers;
             boolean ok = active.equals("none") || active.equals("mq-deadline") || active.equals("noop") || active.equals("deadline");
             add(ok ? Level.OK : Level.WARN, "scheduler " + data, active, "none or mq-deadline suit NVMe and SSD targets",

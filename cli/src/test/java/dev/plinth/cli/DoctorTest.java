@@ -62,6 +62,25 @@ class DoctorTest {
         Files.setPosixFilePermissions(root.resolve("usr/bin/fusermount3"), PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
+    /**
+     * A sysctl answers only a read from offset 0; reading it a byte first (as the JDK's whole-file
+     * readers do with files of size 0) got "6" of 60. Checked against this machine's own /proc,
+     * which a fake tree of plain files cannot imitate.
+     */
+    @Test
+    void readsWholeValuesOfTheRealProcTree() throws Exception {
+        for (String name : new String[] {"vm/swappiness", "net/ipv4/tcp_rmem", "net/core/rmem_max", "kernel/pid_max"}) {
+            Path file = Path.of("/proc/sys", name);
+            if (!Files.isReadable(file)) {
+                continue;
+            }
+            Process cat = new ProcessBuilder("cat", file.toString()).start();
+            String expected = new String(cat.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(cat.waitFor()).isZero();
+            assertThat(DoctorCommand.readKernelFile(file)).as(name).isEqualTo(expected);
+        }
+    }
+
     @Test
     void warnsWithTheFixAndFixesSysctls() throws IOException {
         host("212992", "4096 131072 6291456", "60", "1024", "8388608");
