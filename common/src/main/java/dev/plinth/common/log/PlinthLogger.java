@@ -13,6 +13,7 @@ import org.slf4j.helpers.MessageFormatter;
 /**
  * One line per event on stderr: time, level, node, logger, message, the request being served
  * (if any), and for a failure its causes, innermost last, with where the innermost was thrown.
+ * A message that repeats is counted rather than written again ({@link RepeatLimiter}).
  * <pre>
  * 2026-12-04T01:40:00.123Z WARN  [storage-3] StorageNode: heartbeat to mgmt failed: ... {request=meta-0@10.0.0.2:51234#812}
  * </pre>
@@ -22,9 +23,11 @@ final class PlinthLogger extends LegacyAbstractLogger {
     private final String shortName;
     private final int threshold;
     private final PrintStream out;
+    private final RepeatLimiter repeats;
 
-    PlinthLogger(String name, Level threshold, PrintStream out) {
+    PlinthLogger(String name, Level threshold, PrintStream out, RepeatLimiter repeats) {
         this.name = name;
+        this.repeats = repeats;
         this.shortName = name.substring(name.lastIndexOf('.') + 1);
         this.threshold = threshold.toInt();
         this.out = out;
@@ -62,8 +65,16 @@ final class PlinthLogger extends LegacyAbstractLogger {
 
     @Override
     protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments, Throwable failure) {
-        out.println(format(Instant.now(), level, LogContext.node(), shortName, MessageFormatter.basicArrayFormat(pattern, arguments),
-                MDC.get(LogContext.REQUEST), failure));
+        Instant now = Instant.now();
+        long held = repeats.admit(name + '\0' + level + '\0' + pattern, now.toEpochMilli());
+        if (held < 0) {
+            return;
+        }
+        String message = MessageFormatter.basicArrayFormat(pattern, arguments);
+        if (held > 0) {
+            message = "(" + held + " more like this were not logged) " + message;
+        }
+        out.println(format(now, level, LogContext.node(), shortName, message, MDC.get(LogContext.REQUEST), failure));
     }
 
     static String format(Instant time, Level level, String node, String logger, String message, String request, Throwable failure) {

@@ -15,13 +15,14 @@ import org.slf4j.spi.SLF4JServiceProvider;
  * Plinth's SLF4J backend: {@link PlinthLogger} lines on stderr. Levels: INFO, Ratis and Netty
  * at WARN (they are chatty at INFO); {@code -Dplinth.log.level=debug} changes the default, and
  * {@code -Dplinth.log.level.PREFIX=LEVEL} the level of loggers whose names start with PREFIX
- * (the longest prefix wins).
+ * (the longest prefix wins). Lines that repeat are counted, not rewritten ({@link RepeatLimiter}).
  */
 public final class PlinthLoggerProvider implements SLF4JServiceProvider {
     private final Map<String, Logger> loggers = new ConcurrentHashMap<>();
     private final BasicMarkerFactory markers = new BasicMarkerFactory();
     private final BasicMDCAdapter mdc = new BasicMDCAdapter();
-    private final ILoggerFactory factory = name -> loggers.computeIfAbsent(name, n -> new PlinthLogger(n, levelOf(n), System.err));
+    private final RepeatLimiter repeats = new RepeatLimiter();
+    private final ILoggerFactory factory = name -> loggers.computeIfAbsent(name, n -> new PlinthLogger(n, levelOf(n), System.err, repeats));
 
     static Level levelOf(String name) {
         String best = "";

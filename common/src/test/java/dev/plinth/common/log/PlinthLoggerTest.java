@@ -28,7 +28,8 @@ class PlinthLoggerTest {
     @Test
     void requestIdsFollowWorkToOtherThreads() throws Exception {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        PlinthLogger logger = new PlinthLogger("dev.plinth.Test", Level.INFO, new PrintStream(captured, true, StandardCharsets.UTF_8));
+        PlinthLogger logger = new PlinthLogger("dev.plinth.Test", Level.INFO, new PrintStream(captured, true, StandardCharsets.UTF_8),
+                new RepeatLimiter());
         LogContext.node("test-node");
         var work = LogContext.withRequest("cli@local#7", () -> LogContext.carry(() -> {
             logger.info("applied {} bytes", 4096);
@@ -40,6 +41,29 @@ class PlinthLoggerTest {
         assertThat(captured.toString(StandardCharsets.UTF_8).trim())
                 .endsWith("INFO  [test-node] Test: applied 4096 bytes {request=cli@local#7}")
                 .doesNotContain("not shown");
+    }
+
+    @Test
+    void aRepeatedMessageIsCountedNotRewritten() {
+        RepeatLimiter repeats = new RepeatLimiter();
+        long start = 1_000_000;
+        for (int i = 0; i < RepeatLimiter.LINES_PER_WINDOW; i++) {
+            assertThat(repeats.admit("loop", start + i)).isZero();
+        }
+        for (int i = 0; i < 50_000; i++) {
+            assertThat(repeats.admit("loop", start + 10 + i % 900)).isEqualTo(-1);
+        }
+        assertThat(repeats.admit("other", start + 20)).as("another message is not held back").isZero();
+        assertThat(repeats.admit("loop", start + RepeatLimiter.WINDOW_MILLIS)).as("the next window's first line says how many").isEqualTo(50_000);
+        assertThat(repeats.admit("loop", start + RepeatLimiter.WINDOW_MILLIS + 1)).isZero();
+
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PlinthLogger logger = new PlinthLogger("dev.plinth.Loop", Level.INFO, new PrintStream(captured, true, StandardCharsets.UTF_8),
+                new RepeatLimiter());
+        for (int i = 0; i < 10_000; i++) {
+            logger.warn("caught a Throwable in round {}", i);
+        }
+        assertThat(captured.toString(StandardCharsets.UTF_8).lines().count()).isBetween(1L, 20L);
     }
 
     @Test
