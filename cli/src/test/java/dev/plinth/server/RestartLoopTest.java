@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
+import dev.plinth.common.FaultPoints;
 import dev.plinth.fuse.FuseMount;
 import dev.plinth.fuse.MountOptions;
 import java.net.ServerSocket;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RestartLoopTest {
     private static final int ROUNDS = 20;
+    private static final int RECORD_BYTES = 64 * 1024;
 
     @TempDir
     Path directory;
@@ -43,17 +45,20 @@ class RestartLoopTest {
         Config config = MiniCluster.testConfig().with("rpc.timeout-millis", "2000");
         MountOptions options = MountOptions.parse("", config, true);
         Random random = new Random(ROUNDS);
-        ServerProcess server = ServerProcess.start(data, log, listen);
+        // each restart listens for a second before its storage role knows the cluster: requests arrive in that window
+        List<String> jvm = List.of("-Xmx512m", "-Dplinth.faults=" + FaultPoints.STORAGE_REGISTER_DELAY_MILLIS + "=1000");
+        ServerProcess server = ServerProcess.start(data, log, listen, jvm);
         try (PlinthClient client = server.client(options.config()); FuseMount mount = FuseMount.mount(client, mountPoint, options)) {
             // each line is appended, fsynced, and only then counted as acknowledged
             Process writer = new ProcessBuilder("/usr/bin/python3", "-c", """
                     import os, sys
                     path, stop = sys.argv[1], sys.argv[2]
+                    PADDING = b"x" * (RECORD_BYTES - 15) + b"\\n"  # records of 64 KiB: most of the time goes to the targets
                     acknowledged = 0
                     try:
                         while not os.path.exists(stop):
                             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                            os.write(fd, b"line %08d\\n" % acknowledged)
+                            os.write(fd, b"line %08d " % acknowledged + PADDING)
                             os.fsync(fd)
                             os.close(fd)
                             acknowledged += 1
@@ -61,12 +66,12 @@ class RestartLoopTest {
                         print("error after %d lines: %s" % (acknowledged, e), flush=True)
                         sys.exit(1)
                     print("acknowledged %d" % acknowledged, flush=True)
-                    """, mountPoint.resolve("journal").toString(), stop.toString()).redirectErrorStream(true).start();
+                    """.replace("RECORD_BYTES", Integer.toString(RECORD_BYTES)), mountPoint.resolve("journal").toString(), stop.toString()).redirectErrorStream(true).start();
             for (int round = 0; round < ROUNDS; round++) {
                 Thread.sleep(200 + random.nextInt(1000));
                 assertThat(writer.isAlive()).as("the writer is still going in round %d", round).isTrue();
                 server.kill();
-                server = ServerProcess.start(data, log, listen);
+                server = ServerProcess.start(data, log, listen, jvm);
             }
             Thread.sleep(500);
             Files.writeString(stop, "");
@@ -77,7 +82,7 @@ class RestartLoopTest {
             List<String> lines = Files.readAllLines(mountPoint.resolve("journal"));
             assertThat(lines.size()).as("every fsynced line is there").isGreaterThanOrEqualTo(acknowledged);
             for (int i = 0; i < lines.size(); i++) {
-                assertThat(lines.get(i)).isEqualTo(String.format("line %08d", i));
+                assertThat(lines.get(i)).hasSize(RECORD_BYTES - 1).startsWith(String.format("line %08d x", i));
             }
             System.out.println(ROUNDS + " kills and restarts: " + acknowledged + " lines fsynced, none lost, no error seen");
         } finally {

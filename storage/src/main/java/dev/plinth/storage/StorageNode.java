@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FaultPoints;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
@@ -86,6 +87,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     public void start(HostPort address, List<HostPort> mgmtReplicas) {
         this.rpcAddress = requireNonNull(address, "address is null");
         this.mgmt = new MgmtClient(connections, mgmtReplicas, config);
+        FaultPoints.delay(FaultPoints.STORAGE_REGISTER_DELAY_MILLIS); // widens the window in which requests find no cluster map
         register();
         long period = Math.min(1000, Math.max(50, TimeUnit.NANOSECONDS.toMillis(nodeTimeoutNanos) / 5));
         heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);

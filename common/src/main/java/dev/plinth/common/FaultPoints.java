@@ -1,0 +1,75 @@
+package dev.plinth.common;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Named fault points in the real code paths, switched on by tests (as Lustre's fail_loc and
+ * FoundationDB's BUGGIFY): a test that needs a failure, a delay or a wider race window names a
+ * point instead of hoping for the timing. Off unless set; reading one that is off costs a map
+ * lookup. Set in a process from the system property {@code plinth.faults}
+ * ({@code NAME[=VALUE],...}, e.g. {@code -Dplinth.faults=storage.register-delay-millis=1500}),
+ * or by an in-process test with {@link #set} and {@link #clear}. Thread-safe.
+ *
+ * <p>The points: {@code storage.register-delay-millis} (a storage node waits this long after its
+ * listener opened before it registers with mgmt).
+ */
+public final class FaultPoints {
+    public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
+
+    private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
+
+    private FaultPoints() {}
+
+    static Map<String, String> parse(String text) {
+        Map<String, String> points = new ConcurrentHashMap<>();
+        if (text == null) {
+            return points;
+        }
+        for (String point : text.split(",")) {
+            if (point.isBlank()) {
+                continue;
+            }
+            int equals = point.indexOf('=');
+            points.put((equals < 0 ? point : point.substring(0, equals)).strip(), equals < 0 ? "" : point.substring(equals + 1).strip());
+        }
+        return points;
+    }
+
+    public static boolean enabled(String name) {
+        return POINTS.containsKey(name);
+    }
+
+    /** A point's number, or {@code fallback} when it is off (or not a number). */
+    public static long value(String name, long fallback) {
+        String value = POINTS.get(name);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Sleeps for the point's number of milliseconds, if it is on. */
+    public static void delay(String name) {
+        long millis = value(name, 0);
+        if (millis > 0) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    public static void set(String name, String value) {
+        POINTS.put(name, value == null ? "" : value);
+    }
+
+    public static void clear() {
+        POINTS.clear();
+    }
+}
