@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -195,6 +196,39 @@ class S3BadInputTest {
         assertError(signed("DELETE", "/bad/object?versionId=3HL4kqtJlcpXroDTDmJ", Map.of(), null), 400, "InvalidArgument");
         assertThat(signed("GET", "/bad/object", Map.of(), null).status()).isEqualTo(200);
         assertError(signed("PATCH", "/bad/object", Map.of(), null), 405, "MethodNotAllowed");
+    }
+
+    @Test
+    void serverSideEncryptionIsRefusedNotIgnored() throws IOException {
+        for (Map<String, String> headers : List.of(Map.of("x-amz-server-side-encryption", "AES256"),
+                Map.of("x-amz-server-side-encryption", "aws:kms"),
+                Map.of("x-amz-server-side-encryption-customer-algorithm", "AES256",
+                        "x-amz-server-side-encryption-customer-key", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+                        "x-amz-server-side-encryption-customer-key-md5", "anything"))) {
+            assertError(signed("PUT", "/bad/encrypted", headers, "secret".getBytes(StandardCharsets.UTF_8)), 501, "NotImplemented");
+        }
+        assertThat(plinth.exists("/bad/encrypted")).as("nothing stored in plaintext").isFalse();
+    }
+
+    @Test
+    void presignedExpiryAndOtherSigningForms() throws IOException {
+        String now = Http.AMZ_DATE.format(java.time.Instant.now());
+        String presigned = "/bad/object?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + key.accessKeyId() + "%2F" + now.substring(0, 8)
+                + "%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=" + now + "&X-Amz-SignedHeaders=host&X-Amz-Signature=00&X-Amz-Expires=";
+        String host = "HTTP/1.1\r\nHost: " + java.net.URI.create(endpoint).getAuthority();
+        S3Testing.Response expired = S3Testing.raw(endpoint, "GET " + presigned + "0 " + host, null);
+        assertError(expired, 403, "AccessDenied");
+        assertThat(expired.text()).contains("Request has expired");
+        assertError(S3Testing.raw(endpoint, "GET " + presigned + "-1 " + host, null), 400, "AuthorizationQueryParametersError");
+        assertError(S3Testing.raw(endpoint, "GET " + presigned + "604801 " + host, null), 400, "AuthorizationQueryParametersError");
+        // the request time in Date instead of x-amz-date, as SigV4 allows
+        S3Testing.Response dated = signed("GET", "/bad/object", Map.of("date", Http.date(System.currentTimeMillis())), null);
+        assertThat(dated.status()).as(dated.text()).isEqualTo(200);
+        // a user-metadata value in Latin-1 is signed as the bytes sent, and kept as them
+        S3Testing.Response latin1 = signed("PUT", "/bad/latin1", Map.of("x-amz-meta-name", "caf\u00e9"), "x".getBytes(StandardCharsets.UTF_8));
+        assertThat(latin1.status()).as(latin1.text()).isEqualTo(200);
+        assertThat(signed("HEAD", "/bad/latin1", Map.of(), null).headers().get("x-amz-meta-name")).isEqualTo("caf\u00e9");
+        plinth.delete("/bad/latin1");
     }
 
     @Test

@@ -74,7 +74,7 @@ public final class S3Testing {
             OutputStream out = socket.getOutputStream();
             // the server closes after its answer, so the response is read to the end of the stream
             String withClose = head.toLowerCase(Locale.ROOT).contains("\r\nconnection:") ? head : head + "\r\nConnection: close";
-            out.write((withClose + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            out.write((withClose + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)); // header bytes as HTTP carries them
             if (body != null) {
                 out.write(body);
             }
@@ -177,7 +177,15 @@ public final class S3Testing {
         String day = amzDate.substring(0, 8);
         Map<String, String> headers = new java.util.TreeMap<>();
         headers.put("host", host);
-        headers.put("x-amz-date", amzDate);
+        boolean dateHeader = extraHeaders.keySet().stream().anyMatch(name -> name.equalsIgnoreCase("date"));
+        if (dateHeader) {
+            // SigV4 without x-amz-date: the time comes from Date, signed in the ISO 8601 basic form
+            amzDate = Http.AMZ_DATE.format(Instant.ofEpochMilli(Http.parseDate(extraHeaders.entrySet().stream()
+                    .filter(e -> e.getKey().equalsIgnoreCase("date")).findFirst().orElseThrow().getValue())));
+            day = amzDate.substring(0, 8);
+        } else {
+            headers.put("x-amz-date", amzDate);
+        }
         headers.put("x-amz-content-sha256", payloadHash);
         for (Map.Entry<String, String> extra : extraHeaders.entrySet()) {
             headers.put(extra.getKey().toLowerCase(Locale.ROOT), extra.getValue());

@@ -89,8 +89,16 @@ final class Authenticator {
         }
         Scope scope = parseScope(credential, malformed);
         String amzDate = exchange.header("x-amz-date");
+        if (amzDate == null && exchange.header("Date") != null) {
+            // SigV4 takes the request time from Date when there is no x-amz-date; it is signed in the ISO 8601 basic form
+            Long millis = Http.parseDate(exchange.header("Date"));
+            if (millis == null) {
+                throw new S3Exception(malformed, "the Date header '" + exchange.header("Date") + "' is not an HTTP date");
+            }
+            amzDate = Http.AMZ_DATE.format(Instant.ofEpochMilli(millis));
+        }
         if (amzDate == null) {
-            throw new S3Exception(S3Error.MISSING_SECURITY_HEADER, "x-amz-date is required");
+            throw new S3Exception(S3Error.MISSING_SECURITY_HEADER, "x-amz-date or Date is required");
         }
         Instant time = Http.parseAmzDate(amzDate);
         if (time == null || !amzDate.startsWith(scope.date())) {
@@ -147,12 +155,12 @@ final class Authenticator {
         } catch (NumberFormatException e) {
             throw new S3Exception(malformed, "X-Amz-Expires must be a number of seconds");
         }
-        if (time == null || !amzDate.startsWith(scope.date()) || expiresSeconds < 1 || expiresSeconds > PRESIGN_EXPIRES_SECONDS_MAX) {
-            throw new S3Exception(malformed, "X-Amz-Date must be the credential's day and X-Amz-Expires 1..604800 seconds");
+        if (time == null || !amzDate.startsWith(scope.date()) || expiresSeconds < 0 || expiresSeconds > PRESIGN_EXPIRES_SECONDS_MAX) {
+            throw new S3Exception(malformed, "X-Amz-Date must be the credential's day and X-Amz-Expires 0..604800 seconds");
         }
         Instant now = Instant.now();
-        if (now.isAfter(time.plusSeconds(expiresSeconds))) {
-            throw new S3Exception(S3Error.ACCESS_DENIED, "Request has expired");
+        if (!now.isBefore(time.plusSeconds(expiresSeconds))) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "Request has expired"); // as S3 answers, X-Amz-Expires=0 included
         }
         if (time.isAfter(now.plus(CLOCK_SKEW_MAX))) {
             throw new S3Exception(S3Error.REQUEST_TIME_TOO_SKEWED, "the presigned URL's time is in the future");

@@ -90,8 +90,14 @@ final class SigV4 {
         return out.toString();
     }
 
+    /**
+     * The string to sign. The canonical request is hashed as ISO-8859-1: all of it is ASCII (the
+     * URI and query are percent-encoded) but header values, which HTTP carries as bytes and Netty
+     * gives as one char per byte; so a user-metadata value in Latin-1 is hashed as the bytes the
+     * client signed, not as their UTF-8 re-encoding.
+     */
     static String stringToSign(String amzDate, String scope, String canonicalRequest) {
-        return ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonicalRequest.getBytes(StandardCharsets.UTF_8));
+        return ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonicalRequest.getBytes(StandardCharsets.ISO_8859_1));
     }
 
     /** The string a chunk of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD body signs. */
