@@ -174,6 +174,19 @@ class S3ClientsTest {
         assertThat(output).contains("boto3 suite: all checks passed");
     }
 
+    /** The cases where gateways are easy to get wrong (S3 as AWS documents it), through boto3 with two keys of different uids. */
+    @Test
+    void boto3Conformance() throws Exception {
+        dev.plinth.wire.messages.MgmtMessages.AccessKey other;
+        try (PlinthClient plinth = cluster.client()) {
+            other = plinth.createAccessKey(new dev.plinth.wire.messages.MgmtMessages.CreateAccessKey(null, null, 4343, 4343, List.of(), "other"));
+        }
+        String script = Path.of("target", "test-classes", "s3", "conformance_suite.py").toAbsolutePath().toString();
+        String output = TestProcesses.run(List.of("/usr/bin/python3", script, endpoint, key.accessKeyId(), key.secretKey(),
+                other.accessKeyId(), other.secretKey(), "conformance"), Map.of("AWS_EC2_METADATA_DISABLED", "true"), LIMIT);
+        assertThat(output).contains("conformance suite: all checks passed");
+    }
+
     // ---- rclone
 
     @Test

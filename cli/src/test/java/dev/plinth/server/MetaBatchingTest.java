@@ -92,7 +92,7 @@ class MetaBatchingTest {
                 // every third change fails on its xattr, after its inode and its bytes were counted
                 boolean fails = i % 3 == 2;
                 results.add(meta.mutate(new MetaMessages.PutWhole(new OpHeader(0, 0, Credentials.ROOT, 0), parent, "f" + i, 0644, null,
-                        new byte[1 + i % 100], 0, fails ? tooLarge : List.of(), true)));
+                        new byte[1 + i % 100], 0, fails ? tooLarge : List.of(), true, 0)));
             }
             int failed = 0;
             for (int i = 0; i < results.size(); i++) {

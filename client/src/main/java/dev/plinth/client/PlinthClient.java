@@ -593,9 +593,9 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     Attributes publish(long inodeId, long writtenEndBytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs, long parentId, String sourceName,
-                       String targetName, boolean noReplace, MetaMessages.InlineWrite inline) {
+                       String targetName, boolean noReplace, MetaMessages.InlineWrite inline, long onlyReplacing) {
         return this.<AttributesReply>meta(new MetaMessages.Publish(header(), inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName,
-                targetName, noReplace, inline)).attributes();
+                targetName, noReplace, inline, onlyReplacing)).attributes();
     }
 
     Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release, MetaMessages.InlineWrite inline) {
@@ -610,8 +610,14 @@ public final class PlinthClient implements AutoCloseable {
      */
     public Attributes putWhole(long parentId, String name, int mode, byte[] bytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs,
                                boolean noReplace) {
+        return putWhole(parentId, name, mode, bytes, mtimeNanos, xattrs, noReplace, 0);
+    }
+
+    /** As above; with {@code onlyReplacing} not 0, {@code name} must name that inode now (else CHANGED). */
+    public Attributes putWhole(long parentId, String name, int mode, byte[] bytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs,
+                               boolean noReplace, long onlyReplacing) {
         Attributes attributes = this.<AttributesReply>meta(new MetaMessages.PutWhole(header(), parentId, name, mode, null, bytes, mtimeNanos,
-                xattrs, noReplace)).attributes();
+                xattrs, noReplace, onlyReplacing)).attributes();
         jobStats.write(currentJob(), bytes.length);
         return attributes;
     }

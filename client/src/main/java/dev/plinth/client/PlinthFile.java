@@ -456,6 +456,12 @@ public final class PlinthFile implements AutoCloseable {
      */
     public synchronized Attributes publish(long parentId, String sourceName, String targetName, boolean noReplace, long mtimeNanos,
                                            List<MetaMessages.Xattr> xattrs) {
+        return publish(parentId, sourceName, targetName, noReplace, mtimeNanos, xattrs, 0);
+    }
+
+    /** As above; with {@code onlyReplacing} not 0, {@code targetName} must name that inode now (else CHANGED, and the handle stays open). */
+    public synchronized Attributes publish(long parentId, String sourceName, String targetName, boolean noReplace, long mtimeNanos,
+                                           List<MetaMessages.Xattr> xattrs, long onlyReplacing) {
         checkOpen();
         if (!writable) {
             throw new PlinthException(ErrorCode.BAD_DESCRIPTOR, "publish needs a handle opened for writing");
@@ -465,7 +471,8 @@ public final class PlinthFile implements AutoCloseable {
         if (failure != null) {
             throw new PlinthException(failure.code(), "a write failed: " + failure.detail(), failure);
         }
-        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace, heldInline());
+        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace, heldInline(),
+                onlyReplacing);
         sentInline();
         wrote = false;
         closed = true;

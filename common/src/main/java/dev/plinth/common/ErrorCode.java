@@ -46,7 +46,9 @@ public enum ErrorCode {
     /** A forwarded write found the receiver missing an earlier version: send the whole chunk. */
     CHUNK_BEHIND(36, 11, true, "replica missed an earlier version of the chunk"),
     /** A role that has started to listen but cannot serve yet (a storage node not yet registered with mgmt): try again. */
-    NOT_READY(37, 11, true, "the server is starting and cannot serve this yet, try again");
+    NOT_READY(37, 11, true, "the server is starting and cannot serve this yet, try again"),
+    /** A change conditional on what a name held found it holding something else (S3's If-Match lost a race). */
+    CHANGED(38, 116, false, "the entry changed since it was read");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

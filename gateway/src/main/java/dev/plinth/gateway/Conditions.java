@@ -4,7 +4,8 @@ package dev.plinth.gateway;
 final class Conditions {
     private Conditions() {}
 
-    private static boolean matches(String header, String etag) {
+    /** Whether an If-Match style list ("*" or ETags) matches {@code etag}. */
+    static boolean matches(String header, String etag) {
         for (String candidate : header.split(",")) {
             String value = candidate.strip();
             if (value.equals("*") || value.replace("\"", "").replace("W/", "").equals(etag)) {
@@ -86,6 +87,23 @@ final class Conditions {
         } catch (NumberFormatException e) {
             return null;
         }
+    }
+
+    /**
+     * UploadPartCopy's x-amz-copy-source-range, as [start, end): exactly "bytes=FIRST-LAST" with
+     * both inside the source (no suffix or open ranges, no clamping, unlike a GET's Range).
+     */
+    static long[] copySourceRange(String header, long size) {
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("bytes=(\\d{1,18})-(\\d{1,18})").matcher(header.strip());
+        if (!matcher.matches()) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "x-amz-copy-source-range must be bytes=FIRST-LAST");
+        }
+        long first = Long.parseLong(matcher.group(1));
+        long last = Long.parseLong(matcher.group(2));
+        if (first > last || last >= size) {
+            throw unsatisfiable(size);
+        }
+        return new long[] {first, last + 1};
     }
 
     private static S3Exception unsatisfiable(long size) {

@@ -130,6 +130,9 @@ final class ObjectListing {
         Deque<Cursor> stack = new ArrayDeque<>();
         // Start in the deepest directory that the prefix names, so a listing of a/b/ never reads the rest.
         String startPrefix = prefix.contains("/") ? prefix.substring(0, prefix.lastIndexOf('/') + 1) : "";
+        if (startPrefix.startsWith("/") || startPrefix.contains("//")) {
+            return new Page(items, false); // no key has an empty path component, so none starts so
+        }
         long startInode = bucketInodeId;
         if (!startPrefix.isEmpty()) {
             try {

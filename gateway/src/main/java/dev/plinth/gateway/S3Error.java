@@ -23,6 +23,7 @@ enum S3Error {
     INVALID_LOCATION_CONSTRAINT("InvalidLocationConstraint", 400),
     INVALID_PART("InvalidPart", 400),
     INVALID_PART_ORDER("InvalidPartOrder", 400),
+    INVALID_PART_NUMBER("InvalidPartNumber", 416),
     INVALID_RANGE("InvalidRange", 416),
     INVALID_REQUEST("InvalidRequest", 400),
     KEY_TOO_LONG("KeyTooLongError", 400),
@@ -75,6 +76,7 @@ enum S3Error {
             case FILE_TOO_LARGE -> ENTITY_TOO_LARGE;
             case TIMED_OUT, UNAVAILABLE, NOT_LEADER, BUSY, INTERRUPTED, WOULD_BLOCK, NOT_READY -> SERVICE_UNAVAILABLE;
             case NOT_SUPPORTED -> NOT_IMPLEMENTED;
+            case CHANGED -> PRECONDITION_FAILED;
             default -> INTERNAL_ERROR;
         };
     }

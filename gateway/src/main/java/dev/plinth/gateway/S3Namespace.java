@@ -323,6 +323,20 @@ final class S3Namespace {
         }
     }
 
+    /**
+     * What an object write may replace: anything; nothing (If-None-Match: *); or only the file that
+     * an If-Match was checked against, so that a write racing in between makes it fail rather
+     * than be overwritten.
+     */
+    record Replacing(boolean nothing, long onlyInodeId) {
+        static final Replacing ANYTHING = new Replacing(false, 0);
+        static final Replacing NOTHING = new Replacing(true, 0);
+
+        static Replacing only(long inodeId) {
+            return new Replacing(false, inodeId);
+        }
+    }
+
     /** What a new object's content came to: its ETag, and the attributes its file had when closed. */
     record Written(String etag, Attributes attributes) {}
 
@@ -335,10 +349,10 @@ final class S3Namespace {
      * Makes {@code name} in {@code directory} a new object atomically: writes the content into a
      * new unnamed file, then names it {@code name} with the ETag and the headers of
      * {@code template} in one change ({@link PlinthFile#publish}), so readers see the old object or
-     * the new one and never a mix. With {@code onlyIfAbsent} an existing name fails
-     * (If-None-Match: *). Nothing is left on failure.
+     * the new one and never a mix, if what is there is what {@code replacing} allows (else
+     * PreconditionFailed). Nothing is left on failure.
      */
-    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, boolean onlyIfAbsent, ContentWriter content) {
+    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, Replacing replacing, ContentWriter content) {
         // Unnamed until published: a failed PUT, or a gateway that dies mid-PUT, leaves nothing behind (the file goes
         // with its last close, or with the gateway's session).
         try (PlinthFile file = client.createUnnamed(directory.inodeId(), mode, null)) {
@@ -346,17 +360,17 @@ final class S3Namespace {
             // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
             long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
             ObjectRecord record = template.withVersion(etag, file.size(), mtimeNanos);
-            Attributes attributes = file.publish(directory.inodeId(), null, name, onlyIfAbsent, mtimeNanos,
-                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))));
+            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos,
+                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
-            throw writeFailure(e, onlyIfAbsent);
+            throw writeFailure(e, replacing);
         }
     }
 
     /** The S3 error for a failed object write: an existing name under If-None-Match: * is a failed precondition. */
-    private static S3Exception writeFailure(PlinthException e, boolean onlyIfAbsent) {
-        if (onlyIfAbsent && e.code() == ErrorCode.ALREADY_EXISTS) {
+    private static S3Exception writeFailure(PlinthException e, Replacing replacing) {
+        if (replacing.nothing() && e.code() == ErrorCode.ALREADY_EXISTS) {
             return new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
         }
         return translate(e);
@@ -367,20 +381,20 @@ final class S3Namespace {
      * part: create, write and publish as one metadata change ({@link PlinthClient#putWhole}). If the
      * directory's layout changed meanwhile and it no longer fits, it goes the long way.
      */
-    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, boolean onlyIfAbsent, byte[] bytes,
+    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, Replacing replacing, byte[] bytes,
                              String etag) {
         long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
         ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
         try {
             Attributes attributes = client.putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos,
-                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), onlyIfAbsent);
+                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), replacing.nothing(), replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
             if (e.code() != ErrorCode.INVALID_ARGUMENT) {
-                throw writeFailure(e, onlyIfAbsent);
+                throw writeFailure(e, replacing);
             }
         }
-        return writeObject(directory, name, mode, template, onlyIfAbsent, file -> {
+        return writeObject(directory, name, mode, template, replacing, file -> {
             file.write(0, java.nio.ByteBuffer.wrap(bytes));
             return etag;
         });

@@ -315,8 +315,10 @@ final class S3Operations {
         }
         ObjectListing.Page page = listing.list(bucketAttributes.inodeId(), namespace.bucketPath(bucket), prefix,
                 delimiter == null || delimiter.isEmpty() ? null : delimiter, after, maxKeys);
-        String root = version2 ? "ListBucketResult" : "ListBucketResult";
-        Xml xml = Xml.document(root).element("Name", bucket).element("Prefix", encode(prefix, urlEncode));
+        String root = "ListBucketResult";
+        // with encoding-type=url, version 1 encodes Delimiter, Marker, NextMarker and keys but echoes Prefix as given (clients
+        // decode just those); version 2 encodes Prefix and StartAfter too
+        Xml xml = Xml.document(root).element("Name", bucket).element("Prefix", version2 ? encode(prefix, urlEncode) : prefix);
         if (version2) {
             if (exchange.parameter("start-after") != null) {
                 xml.element("StartAfter", encode(exchange.parameter("start-after"), urlEncode));
@@ -329,7 +331,7 @@ final class S3Operations {
             xml.element("Marker", encode(after, urlEncode));
         }
         xml.element("MaxKeys", maxKeys);
-        if (delimiter != null) {
+        if (delimiter != null && !delimiter.isEmpty()) {
             xml.element("Delimiter", encode(delimiter, urlEncode));
         }
         if (urlEncode) {
@@ -392,6 +394,14 @@ final class S3Operations {
             if (name.startsWith("x-amz-meta-")) {
                 user.add(new ObjectRecord.Header(name.substring("x-amz-meta-".length()), header.getValue()));
                 userBytes += name.length() + header.getValue().length();
+            } else if (name.equals("content-encoding")) {
+                // aws-chunked says how this request's body was framed, not what the object is: it is not kept
+                String encoding = java.util.Arrays.stream(header.getValue().split(",")).map(String::strip)
+                        .filter(token -> !token.isEmpty() && !token.equalsIgnoreCase("aws-chunked"))
+                        .collect(java.util.stream.Collectors.joining(","));
+                if (!encoding.isEmpty()) {
+                    headers.add(new ObjectRecord.Header(name, encoding));
+                }
             } else if (STORED_HEADERS.contains(name)) {
                 headers.add(new ObjectRecord.Header(name, header.getValue()));
             }
@@ -470,20 +480,53 @@ final class S3Operations {
         InputStream checked = checkedBody(exchange, body);
         Attributes directory = namespace.objectDirectory(bucket, key);
         int mode = CannedAcl.fileMode(acl, directory);
-        boolean onlyIfAbsent = "*".equals(exchange.header("If-None-Match"));
+        S3Namespace.Replacing replacing = writeCondition(exchange, bucket, key);
         String etag;
         if (length >= 0 && directory.layout() != null && length <= directory.layout().mdtBytes()) {
             // fits in the Data-on-MDT part: the whole object is one metadata change
             byte[] bytes = ObjectIo.readBody(checked, (int) length);
-            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template, onlyIfAbsent, bytes,
+            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template, replacing, bytes,
                     HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
         } else {
-            etag = namespace.writeObject(directory, Names.lastName(path), mode, template, onlyIfAbsent,
+            etag = namespace.writeObject(directory, Names.lastName(path), mode, template, replacing,
                     file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
         exchange.respond(200, headers, null);
+    }
+
+    /**
+     * What a write's If-Match and If-None-Match allow it to replace. If-Match is checked against
+     * the object now, and the write then replaces only that file (a write racing in between makes
+     * it fail with 412 rather than be overwritten); If-None-Match takes only "*", as in S3.
+     */
+    private S3Namespace.Replacing writeCondition(S3Exchange exchange, String bucket, String key) {
+        String ifNoneMatch = exchange.header("If-None-Match");
+        String ifMatch = exchange.header("If-Match");
+        if (ifNoneMatch != null && !ifNoneMatch.strip().equals("*")) {
+            throw new S3Exception(S3Error.NOT_IMPLEMENTED, "a write's If-None-Match takes only '*'");
+        }
+        if (ifMatch == null && ifNoneMatch == null) {
+            return S3Namespace.Replacing.ANYTHING;
+        }
+        S3Namespace.Found found = namespace.findObject(bucket, key);
+        if (ifMatch == null) {
+            // checked now so the answer is a plain 412 (a CompleteMultipartUpload's may be in a streamed body later);
+            // the write itself still fails if one races in between
+            if (found != null && !found.attributes().isDirectory()) {
+                throw new S3Exception(S3Error.PRECONDITION_FAILED, "the object exists (If-None-Match: *)");
+            }
+            return S3Namespace.Replacing.NOTHING;
+        }
+        if (found == null || found.attributes().isDirectory()) {
+            throw new S3Exception(S3Error.NO_SUCH_KEY, "the key '" + key + "' does not exist (If-Match)");
+        }
+        requireReadable(found.attributes());
+        if (ifNoneMatch != null || !Conditions.matches(ifMatch, S3Namespace.etag(found.attributes(), found.record()))) {
+            throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the preconditions you specified did not hold");
+        }
+        return S3Namespace.Replacing.only(found.attributes().inodeId());
     }
 
     void headObject(S3Exchange exchange, String bucket, String key) {
@@ -698,7 +741,15 @@ final class S3Operations {
         long start = 0;
         long end = size; // exclusive
         int status = 200;
-        long[] range = Conditions.range(exchange.header("Range"), size);
+        long[] range;
+        if (exchange.parameter("partNumber") != null) {
+            range = partRange(exchange, attributes, record, size);
+            if (record != null && record.multipart()) {
+                headers.set("x-amz-mp-parts-count", String.valueOf(record.partSizes().size()));
+            }
+        } else {
+            range = Conditions.range(exchange.header("Range"), size);
+        }
         if (range != null) {
             start = range[0];
             end = range[1];
@@ -729,6 +780,39 @@ final class S3Operations {
             offset += length;
         }
         exchange.endStream();
+    }
+
+    /**
+     * The bytes of part {@code partNumber} of an object a multipart upload made (an object in one
+     * piece has part 1, all of it); InvalidPartNumber past its last part. Parts are known only
+     * while the object is as S3 wrote it (its record's ETag is current).
+     */
+    private static long[] partRange(S3Exchange exchange, Attributes attributes, ObjectRecord record, long size) {
+        if (exchange.header("Range") != null) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "cannot specify both a Range header and a partNumber");
+        }
+        int number;
+        try {
+            number = Integer.parseInt(exchange.parameter("partNumber"));
+        } catch (NumberFormatException e) {
+            number = 0;
+        }
+        if (number < 1 || number > PARTS_MAX) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "partNumber must be 1.." + PARTS_MAX);
+        }
+        boolean current = record != null && S3Namespace.etag(attributes, record).equals(record.etag());
+        List<Long> sizes = current && record.multipart() ? record.partSizes() : List.of(size);
+        if (number > sizes.size()) {
+            throw new S3Exception(S3Error.INVALID_PART_NUMBER, "the object has " + sizes.size() + " part(s), not " + number);
+        }
+        if (sizes.size() == 1) {
+            return null; // the one part is the whole object
+        }
+        long start = 0;
+        for (int i = 0; i < number - 1; i++) {
+            start += sizes.get(i);
+        }
+        return new long[] {start, start + sizes.get(number - 1)};
     }
 
     void deleteObject(S3Exchange exchange, String bucket, String key) {
@@ -800,10 +884,12 @@ final class S3Operations {
             if (Conditions.checkCopySource(exchange, sourceEtag, sourceAttributes.mtimeNanos() / 1_000_000)) {
                 throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
             }
-            ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord;
+            // a copy is one piece, whatever the source was: the source's upload and parts are not the copy's
+            ObjectRecord template = replace || sourceRecord == null ? recordFrom(exchange) : sourceRecord.withParts(null, List.of());
             CannedAcl acl = CannedAcl.of(exchange);
             Attributes directory = namespace.objectDirectory(bucket, key);
-            S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory), template, false,
+            S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory), template,
+                    S3Namespace.Replacing.ANYTHING,
                     target -> copyRange(from, 0, sourceAttributes.sizeBytes(), target));
             exchange.respondXml(200, Xml.document("CopyObjectResult")
                     .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
@@ -958,7 +1044,7 @@ final class S3Operations {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
         }
         InputStream checked = checkedBody(exchange, body);
-        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, PART_TEMPLATE, false,
+        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, PART_TEMPLATE, S3Namespace.Replacing.ANYTHING,
                 file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
@@ -973,16 +1059,14 @@ final class S3Operations {
             long end = size;
             String range = exchange.header("x-amz-copy-source-range");
             if (range != null) {
-                long[] parsed = Conditions.range(range, size);
-                if (parsed == null) {
-                    throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad x-amz-copy-source-range");
-                }
+                long[] parsed = Conditions.copySourceRange(range, size);
                 start = parsed[0];
                 end = parsed[1];
             }
             long first = start;
             long last = end;
-            return namespace.writeObject(directory, partName(number), 0600, PART_TEMPLATE, false, target -> copyRange(from, first, last, target));
+            return namespace.writeObject(directory, partName(number), 0600, PART_TEMPLATE, S3Namespace.Replacing.ANYTHING,
+                    target -> copyRange(from, first, last, target));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
@@ -1077,6 +1161,11 @@ final class S3Operations {
         exchange.respondXml(200, xml.end("ListMultipartUploadsResult"));
     }
 
+    private static String completeResult(String bucket, String key, String etag) {
+        return Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
+                .element("Key", key).element("ETag", "\"" + etag + "\"").end("CompleteMultipartUploadResult");
+    }
+
     /** A max-keys style parameter: absent means 1000, larger values mean 1000, negatives and non-numbers are refused. */
     private static int boundedCount(String value, String name) {
         if (value == null) {
@@ -1127,7 +1216,19 @@ final class S3Operations {
      * travels in the body, as S3's does.
      */
     void completeMultipartUpload(S3Exchange exchange, InputStream body, String bucket, String key) {
-        Upload upload = uploadOf(exchange, bucket, key);
+        Upload upload;
+        try {
+            upload = uploadOf(exchange, bucket, key);
+        } catch (S3Exception e) {
+            // completed already: S3 answers a repeated CompleteMultipartUpload as it answered the first
+            S3Namespace.Found completed = e.error() == S3Error.NO_SUCH_UPLOAD ? namespace.findObject(bucket, key) : null;
+            if (completed == null || completed.record() == null || !exchange.parameter("uploadId").equals(completed.record().uploadId())) {
+                throw e;
+            }
+            requireReadable(completed.attributes());
+            exchange.respondXml(200, completeResult(bucket, key, S3Namespace.etag(completed.attributes(), completed.record())));
+            return;
+        }
         Element root = Xml.parse(body);
         if (!"CompleteMultipartUpload".equals(root.getLocalName())) {
             throw new S3Exception(S3Error.MALFORMED_XML, "the body must be a <CompleteMultipartUpload> document");
@@ -1167,6 +1268,7 @@ final class S3Operations {
         }
         String path = namespace.objectPath(bucket, key);
         namespace.requireWritable(bucket, key);
+        S3Namespace.Replacing replacing = writeCondition(exchange, bucket, key);
         Attributes target = namespace.objectDirectory(bucket, key);
         int mode = upload.record().objectMode() >= 0 ? upload.record().objectMode() : CannedAcl.fileMode(null, target);
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
@@ -1175,7 +1277,9 @@ final class S3Operations {
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(Xml.HEADER, StandardCharsets.UTF_8));
         String result;
         try {
-            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, upload.record().template(), false, file -> {
+            ObjectRecord template = upload.record().template().withParts(exchange.parameter("uploadId"),
+                    chosen.stream().map(part -> part.attributes().sizeBytes()).toList());
+            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template, replacing, file -> {
                 java.security.MessageDigest etags = S3Namespace.md5();
                 long offset = 0;
                 long lastKeepAlive = System.nanoTime();
@@ -1193,9 +1297,7 @@ final class S3Operations {
                 return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
             });
             removeUpload(upload, directory);
-            result = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
-                    .element("Key", key).element("ETag", "\"" + written.etag() + "\"").end("CompleteMultipartUploadResult")
-                    .substring(Xml.HEADER.length());
+            result = completeResult(bucket, key, written.etag()).substring(Xml.HEADER.length());
         } catch (S3Exception e) {
             result = Xml.error(e.error().code(), e.getMessage(), exchange.path(), exchange.requestId()).substring(Xml.HEADER.length());
         } catch (PlinthException e) {

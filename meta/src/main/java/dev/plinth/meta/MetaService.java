@@ -313,7 +313,8 @@ public final class MetaService implements AutoCloseable {
         }
         if (mutation instanceof MetaMessages.PutWhole put) {
             return new MetaMessages.PutWhole(put.header(), put.parentId(), put.name(), put.mode(),
-                    placeNewFile(put.layout(), put.parentId(), put.header()), put.bytes(), put.mtimeNanos(), put.xattrs(), put.noReplace());
+                    placeNewFile(put.layout(), put.parentId(), put.header()), put.bytes(), put.mtimeNanos(), put.xattrs(), put.noReplace(),
+                    put.onlyReplacing());
         }
         if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
             Layout layout = setLayout.layout().validate();

@@ -29,7 +29,7 @@ public final class Publish {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a new file needs a placed layout");
         }
         InodeRecord parent = NewEntry.writableParent(namespace, request.parentId(), request.name());
-        removeReplaced(namespace, parent, request.name(), request.noReplace());
+        removeReplaced(namespace, parent, request.name(), request.noReplace(), request.onlyReplacing());
         InodeRecord inode = NewEntry.create(namespace, namespace.inode(parent.inodeId()), request.name(), FileType.FILE,
                 request.mode(), request.layout().validate(), null);
         DataOnMdt.write(namespace, inode, new MetaMessages.InlineWrite(0, request.bytes()));
@@ -52,6 +52,8 @@ public final class Publish {
         }
         if (request.sourceName() == null) {
             linkUnnamed(namespace, request, inode); // first: the close below would remove it while it has no name
+        } else if (request.onlyReplacing() != 0) {
+            requireHolding(namespace, namespace.directory(request.parentId()), request.targetName(), request.onlyReplacing());
         }
         OpenClose.close(namespace, new MetaMessages.Close(request.header(), request.inodeId(), request.writtenEndBytes(), true, true,
                 request.inline()));
@@ -73,7 +75,7 @@ public final class Publish {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "the file has a name already");
         }
         InodeRecord parent = NewEntry.writableParent(namespace, request.parentId(), request.targetName());
-        removeReplaced(namespace, parent, request.targetName(), request.noReplace());
+        removeReplaced(namespace, parent, request.targetName(), request.noReplace(), request.onlyReplacing());
         long now = namespace.now();
         namespace.putDentry(parent.inodeId(), request.targetName(), new DentryRecord(inode.inodeId(), FileType.FILE));
         namespace.putInode(namespace.inode(parent.inodeId()).withChildDelta(1, 0, now));
@@ -81,8 +83,14 @@ public final class Publish {
         namespace.removeOrphan(inode);
     }
 
-    /** Removes the file named {@code name} in {@code parent}, if any, which a file about to take the name replaces as rename does. */
-    private static void removeReplaced(Namespace namespace, InodeRecord parent, String name, boolean noReplace) {
+    /**
+     * Removes the file named {@code name} in {@code parent}, if any, which a file about to take the
+     * name replaces as rename does; with {@code onlyReplacing} not 0, only if it is that inode.
+     */
+    private static void removeReplaced(Namespace namespace, InodeRecord parent, String name, boolean noReplace, long onlyReplacing) {
+        if (onlyReplacing != 0) {
+            requireHolding(namespace, parent, name, onlyReplacing);
+        }
         DentryRecord existing = namespace.dentry(parent.inodeId(), name);
         if (existing == null) {
             return;
@@ -96,5 +104,13 @@ public final class Publish {
         }
         namespace.checkSticky(parent, target);
         Rename.removeReplacedFile(namespace, parent, name, target, namespace.now());
+    }
+
+    /** Fails with CHANGED unless {@code name} in {@code parent} names inode {@code inodeId}: a write conditional on what it replaces. */
+    private static void requireHolding(Namespace namespace, InodeRecord parent, String name, long inodeId) {
+        DentryRecord existing = namespace.dentry(parent.inodeId(), name);
+        if (existing == null || existing.inodeId() != inodeId) {
+            throw new PlinthException(ErrorCode.CHANGED, "'" + name + "' no longer names the file the condition was checked against");
+        }
     }
 }

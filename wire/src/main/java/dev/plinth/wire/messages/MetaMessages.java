@@ -231,10 +231,11 @@ public final class MetaMessages {
      * links the unnamed file) over {@code targetName} in directory {@code parentId}
      * ({@code noReplace}: EEXIST instead). All or nothing: what an S3 PUT, and any "write a
      * temporary file, then rename it" writer, needs. The caller must own the file. {@code inline}
-     * as in {@link Close}.
+     * as in {@link Close}. {@code onlyReplacing}, when not 0: {@code targetName} must name that
+     * inode now (an S3 If-Match checked against it), else CHANGED and nothing happens.
      */
     public record Publish(OpHeader header, long inodeId, long writtenEndBytes, long mtimeNanos, List<Xattr> xattrs, long parentId,
-                          String sourceName, String targetName, boolean noReplace, InlineWrite inline) implements Mutation {}
+                          String sourceName, String targetName, boolean noReplace, InlineWrite inline, long onlyReplacing) implements Mutation {}
 
     /**
      * Creates a file with all of its bytes, which must fit in its Data-on-MDT part, and publishes
@@ -242,7 +243,7 @@ public final class MetaMessages {
      * means the directory's; the leader places it as for {@link Create}.
      */
     public record PutWhole(OpHeader header, long parentId, String name, int mode, Layout layout, byte[] bytes, long mtimeNanos,
-                           List<Xattr> xattrs, boolean noReplace) implements Mutation {}
+                           List<Xattr> xattrs, boolean noReplace, long onlyReplacing) implements Mutation {}
 
     /** Sets a directory's default layout, or the layout of a file that has no data yet. */
     /**
