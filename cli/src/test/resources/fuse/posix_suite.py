@@ -385,6 +385,66 @@ def rename_changes_ctime():
 
 
 @check
+def special_files_are_inodes_of_their_type():
+    """mkfifo, mknod of devices, and a Unix socket's bind make inodes that behave as other inodes do."""
+    import socket
+    os.mkdir(path("special"))
+    os.mkfifo(path("special", "fifo"), 0o640)
+    os.mknod(path("special", "chr"), 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(path("special", "blk"), 0o600 | stat.S_IFBLK, os.makedev(7, 0))
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path("special", "sock"))
+    server.close()
+    kinds = {name: os.lstat(path("special", name)) for name in ("fifo", "chr", "blk", "sock")}
+    assert stat.S_ISFIFO(kinds["fifo"].st_mode) and stat.S_IMODE(kinds["fifo"].st_mode) == 0o640
+    assert stat.S_ISCHR(kinds["chr"].st_mode) and kinds["chr"].st_rdev == os.makedev(1, 3), kinds["chr"].st_rdev
+    assert stat.S_ISBLK(kinds["blk"].st_mode) and kinds["blk"].st_rdev == os.makedev(7, 0)
+    assert stat.S_ISSOCK(kinds["sock"].st_mode)
+    with os.scandir(path("special")) as entries:
+        assert sorted(e.name for e in entries) == ["blk", "chr", "fifo", "sock"]
+    # a FIFO carries data between processes of this host, as on a local file system
+    pid = os.fork()
+    if pid == 0:
+        with open(path("special", "fifo"), "wb") as writer:
+            writer.write(b"through the pipe")
+        os._exit(0)
+    with open(path("special", "fifo"), "rb") as reader:
+        assert reader.read() == b"through the pipe"
+    os.waitpid(pid, 0)
+    # what works on other inodes works on these
+    os.chmod(path("special", "fifo"), 0o600)
+    os.chown(path("special", "fifo"), USER, GROUP)
+    assert (os.stat(path("special", "fifo")).st_uid, stat.S_IMODE(os.stat(path("special", "fifo")).st_mode)) == (USER, 0o600)
+    os.utime(path("special", "chr"), (1_000_000_000, 1_000_000_000))
+    assert int(os.stat(path("special", "chr")).st_mtime) == 1_000_000_000
+    os.link(path("special", "fifo"), path("special", "fifo-link"))
+    assert os.stat(path("special", "fifo")).st_nlink == 2
+    os.rename(path("special", "fifo-link"), path("special", "fifo-renamed"))
+    expect_errno(errno.EEXIST, os.mkfifo, path("special", "fifo"))
+    expect_errno(errno.EEXIST, os.mknod, path("special", "chr"), 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    expect_errno(errno.ENOTDIR, os.mkfifo, path("special", "fifo", "below"))
+    os.mkdir(path("special-full"))
+    os.mkfifo(path("special-full", "inside"))
+    os.mkdir(path("special-empty"))
+    expect_errno(errno.ENOTEMPTY, os.rename, path("special-empty"), path("special-full"))
+    expect_errno(errno.ENOTEMPTY, os.rmdir, path("special-full"))
+    os.mkdir(path("special-sticky"), 0o1777)
+    os.chmod(path("special-sticky"), 0o1777)
+    os.mkfifo(path("special-sticky", "roots"), 0o666)
+
+    def user_checks():
+        expect_errno(errno.EPERM, os.unlink, path("special-sticky", "roots"))
+        expect_errno(errno.EPERM, os.mknod, path("special-sticky", "dev"), 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        os.mkfifo(path("special-sticky", "users"))
+        os.unlink(path("special-sticky", "users"))
+
+    as_user(user_checks)
+    for name in ("fifo", "fifo-renamed", "chr", "blk", "sock"):
+        os.unlink(path("special", name))
+    assert os.listdir(path("special")) == []
+
+
+@check
 def user_xattrs():
     name = path("xattr")
     write_file(name, b"x")

@@ -40,6 +40,10 @@ final class FsCommand {
             case DIRECTORY -> 'd';
             case SYMLINK -> 'l';
             case FILE -> '-';
+            case FIFO -> 'p';
+            case CHARACTER_DEVICE -> 'c';
+            case BLOCK_DEVICE -> 'b';
+            case SOCKET -> 's';
         };
         StringBuilder text = new StringBuilder().append(type);
         String letters = "rwxrwxrwx";

@@ -468,6 +468,11 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.Symlink(header(), parentId, name, target)).attributes();
     }
 
+    /** mknod of a FIFO, a device node ({@code rdev} its number) or a socket. */
+    public Attributes makeNode(long parentId, String name, dev.plinth.common.FileType type, int mode, long rdev) {
+        return this.<AttributesReply>meta(new MetaMessages.MakeNode(header(), parentId, name, type, mode, rdev)).attributes();
+    }
+
     public String readLink(long inodeId) {
         return this.<MetaMessages.ReadLinkReply>meta(new MetaMessages.ReadLink(header(), inodeId)).target();
     }

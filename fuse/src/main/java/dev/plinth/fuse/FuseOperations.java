@@ -309,12 +309,15 @@ final class FuseOperations {
 
     void mknod(MemorySegment req, long parent, MemorySegment name, int mode, long rdev) {
         serve(req, "mknod", () -> {
-            if ((mode & S_IFMT) != S_IFREG) {
-                throw new PlinthException(ErrorCode.NOT_SUPPORTED, "only regular files, directories and symlinks");
-            }
+            FileType type = FileType.ofMode(mode);
             requireWritable();
-            CreateReply created = client.create(parent, string(name), mode & 07777, true, null);
-            replyEntry(req, created.attributes());
+            if (type == FileType.FILE) {
+                replyEntry(req, client.create(parent, string(name), mode & 07777, true, null).attributes());
+            } else if (type != null && type.special()) {
+                replyEntry(req, client.makeNode(parent, string(name), type, mode & 07777, rdev));
+            } else {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "mknod of mode " + Integer.toOctalString(mode));
+            }
         });
     }
 
@@ -1019,12 +1022,8 @@ final class FuseOperations {
         stat.fill((byte) 0);
         stat.set(JAVA_LONG, ST_INO, attributes.inodeId());
         stat.set(JAVA_LONG, ST_NLINK, attributes.linkCount());
-        int type = switch (attributes.type()) {
-            case DIRECTORY -> S_IFDIR;
-            case SYMLINK -> S_IFLNK;
-            case FILE -> S_IFREG;
-        };
-        stat.set(JAVA_INT, ST_MODE, type | (attributes.mode() & 07777));
+        stat.set(JAVA_INT, ST_MODE, attributes.type().modeBits() | (attributes.mode() & 07777));
+        stat.set(JAVA_LONG, ST_RDEV, attributes.rdev());
         stat.set(JAVA_INT, ST_UID, attributes.uid());
         stat.set(JAVA_INT, ST_GID, attributes.gid());
         stat.set(JAVA_LONG, ST_SIZE, attributes.sizeBytes());

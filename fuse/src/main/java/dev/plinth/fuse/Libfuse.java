@@ -135,6 +135,7 @@ final class Libfuse {
     static final int ST_MODE = 24;
     static final int ST_UID = 28;
     static final int ST_GID = 32;
+    static final int ST_RDEV = 40;
     static final int ST_SIZE = 48;
     static final int ST_BLKSIZE = 56;
     static final int ST_BLOCKS = 64;

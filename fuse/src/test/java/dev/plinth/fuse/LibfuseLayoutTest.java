@@ -53,7 +53,7 @@ class LibfuseLayoutTest {
               O("OP_FLOCK", fuse_lowlevel_ops, flock); O("OP_READDIRPLUS", fuse_lowlevel_ops, readdirplus);
               V("STAT_SIZE", sizeof(struct stat));
               O("ST_INO", stat, st_ino); O("ST_NLINK", stat, st_nlink); O("ST_MODE", stat, st_mode);
-              O("ST_UID", stat, st_uid); O("ST_GID", stat, st_gid); O("ST_SIZE", stat, st_size);
+              O("ST_UID", stat, st_uid); O("ST_GID", stat, st_gid); O("ST_RDEV", stat, st_rdev); O("ST_SIZE", stat, st_size);
               O("ST_BLKSIZE", stat, st_blksize); O("ST_BLOCKS", stat, st_blocks);
               O("ST_ATIM", stat, st_atim); O("ST_MTIM", stat, st_mtim); O("ST_CTIM", stat, st_ctim);
               V("ENTRY_SIZE", sizeof(struct fuse_entry_param));

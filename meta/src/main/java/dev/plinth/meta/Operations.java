@@ -17,6 +17,7 @@ import dev.plinth.meta.ops.Rmdir;
 import dev.plinth.meta.ops.Sessions;
 import dev.plinth.meta.ops.SetAttr;
 import dev.plinth.meta.ops.SetLayout;
+import dev.plinth.meta.ops.MakeNode;
 import dev.plinth.meta.ops.Symlink;
 import dev.plinth.meta.ops.Unlink;
 import dev.plinth.meta.ops.Xattrs;
@@ -35,6 +36,7 @@ final class Operations {
             case MetaMessages.Create request -> Create.apply(namespace, request);
             case MetaMessages.Mkdir request -> Mkdir.apply(namespace, request);
             case MetaMessages.Symlink request -> Symlink.apply(namespace, request);
+            case MetaMessages.MakeNode request -> MakeNode.apply(namespace, request);
             case MetaMessages.SetAttr request -> SetAttr.apply(namespace, request);
             case MetaMessages.Unlink request -> Unlink.apply(namespace, request);
             case MetaMessages.Rmdir request -> Rmdir.apply(namespace, request);

@@ -77,5 +77,6 @@ final class Messages {
         registry.register(139, MetaMessages.Publish.class, MetaMessages.AttributesReply.class);
         registry.register(140, MetaMessages.WriteInline.class, Empty.class);
         registry.register(141, MetaMessages.PutWhole.class, MetaMessages.AttributesReply.class);
+        registry.register(142, MetaMessages.MakeNode.class, MetaMessages.AttributesReply.class);
     }
 }

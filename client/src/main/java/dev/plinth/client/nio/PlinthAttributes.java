@@ -81,7 +81,7 @@ record PlinthAttributes(Attributes attributes) implements PosixFileAttributes {
 
     @Override
     public boolean isOther() {
-        return false;
+        return attributes.type().special();
     }
 
     @Override

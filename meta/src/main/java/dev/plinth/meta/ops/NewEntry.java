@@ -32,6 +32,12 @@ final class NewEntry {
     /** A new inode named {@code name} in {@code parent}; with name null an unnamed file (see Create). */
     static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
                               String symlinkTarget) {
+        return create(namespace, parent, name, type, mode, layout, symlinkTarget, 0);
+    }
+
+    /** As above, with a device node's number. */
+    static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
+                              String symlinkTarget, long rdev) {
         long now = namespace.now();
         boolean setGroupId = (parent.mode() & 02000) != 0;
         int gid = setGroupId ? parent.gid() : namespace.caller().gid();
@@ -46,7 +52,7 @@ final class NewEntry {
         int links = name == null ? 0 : type == FileType.DIRECTORY ? 2 : 1;
         InodeRecord inode = new InodeRecord(inodeId, type, permissions, namespace.caller().uid(), gid,
                 links, 0, now, now, now, 1, type == FileType.DIRECTORY ? parent.inodeId() : 0,
-                layout, symlinkTarget, 0);
+                layout, symlinkTarget, 0, rdev);
         namespace.putInode(inode);
         if (name == null) {
             namespace.addOrphan(inode); // unnamed (O_TMPFILE): lives while it is open

@@ -22,7 +22,7 @@ public final class MetaMessages {
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
-            SetLock, Publish, WriteInline, PutWhole {
+            SetLock, Publish, WriteInline, PutWhole, MakeNode {
         OpHeader header();
     }
 
@@ -32,20 +32,26 @@ public final class MetaMessages {
         OpHeader header();
     }
 
+    /** An inode as clients see it; {@code rdev}: a device node's device number. */
     public record Attributes(long inodeId, FileType type, int mode, int uid, int gid, int linkCount, long sizeBytes,
-                             long atimeNanos, long mtimeNanos, long ctimeNanos, long generation, Layout layout) {
+                             long atimeNanos, long mtimeNanos, long ctimeNanos, long generation, Layout layout, long rdev) {
+        public Attributes(long inodeId, FileType type, int mode, int uid, int gid, int linkCount, long sizeBytes, long atimeNanos,
+                          long mtimeNanos, long ctimeNanos, long generation, Layout layout) {
+            this(inodeId, type, mode, uid, gid, linkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos, generation, layout, 0);
+        }
+
         public boolean isDirectory() {
             return type == FileType.DIRECTORY;
         }
 
         public Attributes withSizeBytes(long newSize) {
             return new Attributes(inodeId, type, mode, uid, gid, linkCount, newSize, atimeNanos, mtimeNanos, ctimeNanos,
-                    generation, layout);
+                    generation, layout, rdev);
         }
 
         public Attributes withLinkCount(int newLinkCount) {
             return new Attributes(inodeId, type, mode, uid, gid, newLinkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos,
-                    generation, layout);
+                    generation, layout, rdev);
         }
     }
 
@@ -151,6 +157,9 @@ public final class MetaMessages {
     public record Mkdir(OpHeader header, long parentId, String name, int mode) implements Mutation {}
 
     public record Symlink(OpHeader header, long parentId, String name, String target) implements Mutation {}
+
+    /** mknod of a FIFO, a character or block device ({@code rdev} its number) or a socket (a bind(2) on the mount). */
+    public record MakeNode(OpHeader header, long parentId, String name, FileType type, int mode, long rdev) implements Mutation {}
 
     /** Bits of {@link SetAttr#mask}. */
     public static final int SET_MODE = 1;
