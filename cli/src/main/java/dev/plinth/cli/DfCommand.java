@@ -10,16 +10,23 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "df", mixinStandardHelpOptions = true, description = "Capacity and use per target and in total, as `lfs df`.")
+/** As df(1): -h is human-readable sizes, not help (only --help is). */
+@Command(name = "df", description = "Capacity and use per target and in total, as `lfs df`.")
 final class DfCommand implements Callable<Integer> {
     @Mixin
     ClientMixin client;
 
+    @Option(names = "--help", usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
+
     @Option(names = {"-p", "--pool"}, paramLabel = "POOL", description = "Only the targets of this pool.")
     String pool;
 
-    @Option(names = {"-H", "--human"}, description = "Sizes in KiB/MiB/GiB.")
+    @Option(names = {"-h", "--human-readable"}, description = "Sizes in powers of 1024 (KiB, MiB, GiB).")
     boolean human;
+
+    @Option(names = {"-H", "--si"}, description = "Sizes in powers of 1000 (kB, MB, GB).")
+    boolean si;
 
     @Override
     public Integer call() {
@@ -50,7 +57,7 @@ final class DfCommand implements Callable<Integer> {
     }
 
     private String size(long bytes) {
-        return human ? Sizes.format(bytes) : Long.toString(bytes);
+        return si ? Sizes.formatDecimal(bytes) : human ? Sizes.format(bytes) : Long.toString(bytes);
     }
 
     private static long percent(long used, long capacity) {

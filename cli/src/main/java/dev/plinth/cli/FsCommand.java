@@ -141,15 +141,20 @@ final class FsCommand {
 
         @Override
         public Integer call() throws IOException {
+            if (!local.equals("-") && Files.isDirectory(Path.of(local))) {
+                throw new IOException(local + " is a directory: put copies one file");
+            }
             try (PlinthClient plinth = client.connect()) {
                 String destination = path;
                 if (plinth.exists(path) && plinth.stat(path).isDirectory()) {
                     destination = join(path, Path.of(local).getFileName().toString());
                 }
-                // open the source first: a missing local file must not leave an empty file behind
+                // written without a name and named once complete: a failure (a missing or unreadable source, a full
+                // cluster) leaves nothing behind, and readers never see half a file
                 long size = local.equals("-") ? -1 : Files.size(Path.of(local));
+                Attributes directory = plinth.stat(dev.plinth.common.Names.parent(destination));
                 try (InputStream in = local.equals("-") ? System.in : Files.newInputStream(Path.of(local));
-                     PlinthFile file = plinth.create(destination, 0644, false, null);
+                     PlinthFile file = plinth.createUnnamed(directory.inodeId(), 0644, null);
                      Progress progress = new Progress("put " + destination, size)) {
                     byte[] buffer = new byte[IO_BYTES];
                     long offset = 0;
@@ -159,6 +164,8 @@ final class FsCommand {
                         offset += read;
                         progress.advance(read);
                     }
+                    file.publish(directory.inodeId(), null, dev.plinth.common.Names.lastName(destination), false,
+                            System.currentTimeMillis() * 1_000_000L, java.util.List.of());
                 }
             }
             return 0;

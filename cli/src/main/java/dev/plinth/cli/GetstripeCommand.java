@@ -43,6 +43,8 @@ final class GetstripeCommand implements Callable<Integer> {
                 ChainInfo chain = map.chain(layout.chainIds().get(i));
                 Map<String, Object> object = new LinkedHashMap<>();
                 object.put("index", i);
+                // Lustre's obdidx is the OST an object is on: here the head of its chain (where writes enter)
+                object.put("obdidx", chain == null || chain.targetIds().isEmpty() ? -1 : chain.targetIds().getFirst());
                 object.put("chain", layout.chainIds().get(i));
                 object.put("targets", chain == null ? List.of() : chain.targetIds());
                 objects.add(object);
@@ -74,9 +76,10 @@ final class GetstripeCommand implements Callable<Integer> {
                 System.out.println("(inherited from the file system default)");
             }
             if (!objects.isEmpty()) {
-                System.out.println("\tobdidx\tchain\ttargets");
+                System.out.println("\tobdidx\tstripe\tchain\ttargets");
                 for (Map<String, Object> object : objects) {
-                    System.out.printf("\t%6s\t%5s\t%s%n", object.get("index"), object.get("chain"), object.get("targets"));
+                    System.out.printf("\t%6s\t%6s\t%5s\t%s%n", object.get("obdidx"), object.get("index"), object.get("chain"),
+                            object.get("targets"));
                 }
             }
         }

@@ -156,11 +156,11 @@ public final class EmbeddedServer implements AutoCloseable {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "server.targets must be 1..256");
             }
             for (int id = 1; id <= count; id++) {
-                targets.add(ChunkStore.open(targetsDirectory.resolve("t" + id), id, capacity, directIo));
+                targets.add(ChunkStore.open(targetsDirectory.resolve("t" + id), id, capacity, config.get(Settings.TARGET_RESERVE_BYTES), directIo));
             }
         } else {
             for (Path path : existing) {
-                targets.add(ChunkStore.open(path, -1, capacity, directIo));
+                targets.add(ChunkStore.open(path, -1, capacity, config.get(Settings.TARGET_RESERVE_BYTES), directIo));
             }
         }
         return targets;

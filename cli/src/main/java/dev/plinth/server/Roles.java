@@ -162,7 +162,7 @@ public final class Roles {
                                     .ids().getFirst();
                     LOG.info("formatting {} as target {}", directory, id);
                 }
-                targets.add(ChunkStore.open(directory, id, capacity, directIo));
+                targets.add(ChunkStore.open(directory, id, capacity, config.get(Settings.TARGET_RESERVE_BYTES), directIo));
             }
             return targets;
         } catch (RuntimeException e) {

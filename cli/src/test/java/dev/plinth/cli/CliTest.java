@@ -146,6 +146,16 @@ class CliTest {
         assertThat(create.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(create.err()).contains("invalid argument").doesNotContain("no space");
         assertThat(plinth("df").out()).contains("target1").contains("filesystem");
+        assertThat(plinth("df", "-h").out()).contains("filesystem").containsPattern("[0-9.]+ (KiB|MiB|GiB|TiB)");
+        assertThat(plinth("df", "-H").out()).contains("filesystem").containsPattern("[0-9.]+ (kB|MB|GB|TB)");
+        assertThat(plinth("df", "--help").out()).contains("--human-readable").contains("--si");
+        // errors name the path the user gave, not an inode number
+        Result notADirectory = plinth("fs", "mkdir", "/unplaceable/fine/below");
+        assertThat(notADirectory.err().strip()).isEqualTo("plinth: not a directory: /unplaceable/fine/below");
+        Result directorySource = plinth("fs", "put", directory.toString(), "/from-a-directory");
+        assertThat(directorySource.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(directorySource.err()).contains(directory + " is a directory");
+        assertThat(plinth("fs", "stat", "/from-a-directory").exitCode()).as("a failed put leaves nothing").isEqualTo(Main.EXIT_FAILED);
         assertThat(plinth("settings").out()).contains("layout.stripe-count");
     }
 

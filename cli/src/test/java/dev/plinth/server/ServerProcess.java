@@ -37,11 +37,19 @@ final class ServerProcess implements AutoCloseable {
 
     /** Starts with the given JVM memory options (heap, direct memory). */
     static ServerProcess start(Path data, Path log, String listen, List<String> memoryOptions) throws IOException, InterruptedException {
+        return start(data, log, listen, memoryOptions, List.of());
+    }
+
+    /** As above, with more arguments for `plinth server` (settings: --set KEY=VALUE). */
+    static ServerProcess start(Path data, Path log, String listen, List<String> memoryOptions, List<String> arguments)
+            throws IOException, InterruptedException {
         Files.createDirectories(data);
         Path endpoints = data.resolve("endpoints.json");
         Files.deleteIfExists(endpoints);
-        List<String> command = TestProcesses.plinth(memoryOptions, List.of("server", "--data", data.toString(), "--listen", listen,
+        List<String> all = new java.util.ArrayList<>(List.of("server", "--data", data.toString(), "--listen", listen,
                 "--http", "127.0.0.1:0", "--s3", "127.0.0.1:0"));
+        all.addAll(arguments);
+        List<String> command = TestProcesses.plinth(memoryOptions, all);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         return new ServerProcess(process, data, TestProcesses.awaitEndpoints(process, "server", endpoints, log));
@@ -69,6 +77,12 @@ final class ServerProcess implements AutoCloseable {
     void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM, as an operator stops it; returns its exit status, or -1 if it did not stop within {@code seconds}. */
+    int stop(long seconds) throws InterruptedException {
+        process.destroy();
+        return process.waitFor(seconds, TimeUnit.SECONDS) ? process.exitValue() : -1;
     }
 
     @Override

@@ -48,6 +48,13 @@ class StatusPageTest {
                 assertThat(page).contains(target.path());
             }
             assertThat(page).contains("All nodes, targets and chains healthy").contains(map.mdts().getFirst().rpcAddress());
+            // the chains card counts every chain, as /metrics does (it counted only replicated ones: 0 beside 4 healthy)
+            int chains = map.chains().size();
+            assertThat(page).contains("<div class=\"label\">chains</div><div class=\"value\">" + chains + "</div>");
+            // without JavaScript the page still says where its figures are
+            String withoutScripts = TestProcesses.run(List.of("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                    "--blink-settings=scriptEnabled=false", "--dump-dom", url), Duration.ofSeconds(60));
+            assertThat(withoutScripts).contains("/status.json").contains("plinth status");
 
             ProcessCluster.StorageNodeProcess victim = cluster.storageNodes().get(1);
             victim.kill();

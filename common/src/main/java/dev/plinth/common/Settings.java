@@ -53,6 +53,10 @@ public final class Settings {
     // Storage targets.
     public static final Setting<Long> TARGET_CAPACITY = Setting.ofBytes("target.capacity", 0,
             "Capacity each target reports and enforces; 0 means the free space of its file system.");
+    public static final Setting<Long> TARGET_RESERVE_BYTES = Setting.ofBytes("target.reserve-bytes", 256L << 20,
+            "Free space each target leaves on its file system: a chunk write that would leave less is refused with ENOSPC, so "
+                    + "that the metadata service and the system on the same disk keep room to start and to commit the deletes that "
+                    + "free space. Reported capacity leaves it out.");
     public static final Setting<Boolean> STORAGE_DIRECT_WRITES = Setting.ofBoolean("storage.direct-writes", true,
             "Write the block-aligned part of chunk writes with O_DIRECT instead of through the page cache, whose copy costs "
                     + "about a core per 500 MB/s; falls back to buffered writes where the file system refuses O_DIRECT.");
@@ -101,6 +105,10 @@ public final class Settings {
             "Platform threads doing RocksDB reads per process.");
     public static final Setting<Long> META_SESSION_LEASE_MILLIS = Setting.ofLong("meta.session-lease-millis", 30_000, "milliseconds",
             "How long a client session lives without renewal; its open files are then closed for it.");
+    public static final Setting<Long> META_RESERVE_BYTES = Setting.ofBytes("meta.reserve-bytes", 64L << 20,
+            "Free space the metadata service keeps on its disk: with less, changes that add to the namespace (creates, writes "
+                    + "of Data-on-MDT bytes, xattrs, links) are refused with ENOSPC, while reads, deletes, renames and closes go on, "
+                    + "so that an operator can free space. The Raft log and RocksDB write there too.");
     public static final Setting<Long> META_CACHE_BYTES = Setting.ofBytes("meta.cache-bytes", 64L << 20,
             "Memory each MDT replica keeps of what queries read (inodes, directory entries, xattrs, Data-on-MDT bytes), so that "
                     + "the next lookup of the same key skips RocksDB; the records read most recently stay. 0: none.");

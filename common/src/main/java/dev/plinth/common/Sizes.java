@@ -38,11 +38,19 @@ public final class Sizes {
     }
 
     public static String format(long bytes) {
-        String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+        return format(bytes, 1024, new String[] {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+    }
+
+    /** A byte count in powers of 1000 (kB, MB, GB, ...), as {@code df -H} prints it. */
+    public static String formatDecimal(long bytes) {
+        return format(bytes, 1000, new String[] {"B", "kB", "MB", "GB", "TB", "PB"});
+    }
+
+    private static String format(long bytes, int base, String[] units) {
         double value = bytes;
         int unit = 0;
-        while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-            value /= 1024;
+        while (Math.abs(value) >= base && unit < units.length - 1) {
+            value /= base;
             unit++;
         }
         return unit == 0 ? bytes + " B" : String.format(Locale.ROOT, "%.1f %s", value, units[unit]);

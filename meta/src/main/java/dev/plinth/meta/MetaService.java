@@ -73,6 +73,9 @@ public final class MetaService implements AutoCloseable {
     private final Supplier<ClusterMap> clusterMap;
     private final RpcConnections connections;
     private final long leaseMillis;
+    /** Free space kept on the metadata disk for what frees space (meta.reserve-bytes). */
+    private final long reserveBytes;
+    private final dev.plinth.common.DiskSpace diskSpace;
     private final Placement placement = new Placement();
     private final ThreadPoolExecutor readExecutor;
     private final ScheduledExecutorService housekeeping;
@@ -92,6 +95,8 @@ public final class MetaService implements AutoCloseable {
         this.clusterMap = requireNonNull(clusterMap, "clusterMap is null");
         this.connections = requireNonNull(connections, "connections is null");
         this.leaseMillis = config.get(Settings.META_SESSION_LEASE_MILLIS);
+        this.reserveBytes = config.get(Settings.META_RESERVE_BYTES);
+        this.diskSpace = new dev.plinth.common.DiskSpace(stateMachine.storeDirectory());
         int threads = config.get(Settings.META_IO_THREADS);
         this.readExecutor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096),
                 Thread.ofPlatform().name("meta-read-", 0).daemon().factory());
@@ -227,6 +232,7 @@ public final class MetaService implements AutoCloseable {
     public CompletableFuture<Record> mutate(Mutation mutation) {
         Mutation prepared;
         try {
+            requireRoomFor(mutation);
             prepared = withHeader(mutation, mutation.header().withTime(nowNanos()));
             prepared = place(prepared);
         } catch (PlinthException e) {
@@ -246,6 +252,34 @@ public final class MetaService implements AutoCloseable {
                     "metadata change queue is " + (closed ? "closed" : "full")));
         }
         return result;
+    }
+
+    /**
+     * Refuses a change that adds to the namespace while the metadata disk has less than its
+     * reserve free (meta.reserve-bytes): what is left is for the changes that free space and the
+     * ones reads need, so a full server keeps serving reads and deletes and can always commit them.
+     */
+    private void requireRoomFor(Mutation mutation) {
+        boolean adds = switch (mutation) {
+            case MetaMessages.Create ignored -> true;
+            case MetaMessages.Mkdir ignored -> true;
+            case MetaMessages.Symlink ignored -> true;
+            case MetaMessages.MakeNode ignored -> true;
+            case MetaMessages.Link ignored -> true;
+            case MetaMessages.SetXattr ignored -> true;
+            case MetaMessages.WriteInline ignored -> true;
+            case MetaMessages.PutWhole ignored -> true;
+            case MetaMessages.Publish ignored -> true;
+            case MetaMessages.SetLayout ignored -> true;
+            default -> false;
+        };
+        if (adds && reserveBytes > 0) {
+            long free = diskSpace.freeBytes();
+            if (free < reserveBytes) {
+                throw new PlinthException(ErrorCode.NO_SPACE, "the metadata disk has " + free + " bytes free, less than its reserve of "
+                        + reserveBytes + " (meta.reserve-bytes): only reads, deletes, renames and closes are taken until space is freed");
+            }
+        }
     }
 
     /** Takes what is queued as one log entry, keeping at most a few entries in flight. */

@@ -17,6 +17,7 @@ import dev.plinth.wire.messages.MetaMessages.Query;
 import dev.plinth.wire.messages.MetaMessages.RemovedFile;
 import java.io.IOException;
 import java.nio.file.Files;
+import dev.plinth.common.Fatal;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,6 +81,11 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
                 config.get(dev.plinth.common.Settings.META_LOG_SYNC), 200_000);
     }
 
+    /** Where this MDT's RocksDB lives. */
+    public Path storeDirectory() {
+        return storeDirectory;
+    }
+
     /** Called after each committed change that removed files, with their layouts. */
     public void onRemovedFiles(Consumer<List<RemovedFile>> listener) {
         this.removedFilesListener = requireNonNull(listener, "listener is null");
@@ -128,7 +134,14 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
             updateLastAppliedTermIndex(term, index);
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetaCodec.encodeResults(List.of()))));
         }
-        byte[] result = apply(entry.getStateMachineLogEntry().getLogData().toByteArray(), term, index);
+        byte[] result;
+        try {
+            result = apply(entry.getStateMachineLogEntry().getLogData().toByteArray(), term, index);
+        } catch (IllegalStateException e) {
+            // the store could not take a committed entry (a full or failed disk): going on would diverge from the log
+            throw Fatal.halt("MDT " + mdtIndex + " cannot apply log entry " + index + " to its store in " + storeDirectory + ": "
+                    + e.getMessage(), e);
+        }
         appliedInStore = index;
         updateLastAppliedTermIndex(term, index);
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result)));

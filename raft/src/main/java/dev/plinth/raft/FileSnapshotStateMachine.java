@@ -44,12 +44,26 @@ public abstract class FileSnapshotStateMachine extends BaseStateMachine {
             return -1;
         }
         Path file = snapshots.getSnapshotFile(last.getTerm(), last.getIndex()).toPath();
-        Files.createDirectories(file.getParent());
-        writeSnapshot(file, last.getIndex());
-        var md5 = org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(file.toFile());
-        snapshots.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, md5), last));
-        return last.getIndex();
+        try {
+            Files.createDirectories(file.getParent());
+            writeSnapshot(file, last.getIndex());
+            var md5 = org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(file.toFile());
+            snapshots.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, md5), last));
+            return last.getIndex();
+        } catch (IOException | RuntimeException e) {
+            // Ratis retries a snapshot that throws without end, stopping included (a full disk looped forever at SIGTERM).
+            // A snapshot is only a shortcut over the log, which keeps everything: none is taken, and the next trigger tries again.
+            LOG.warn("no snapshot at index {}: {}", last.getIndex(), e.toString());
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // a partial file Ratis never learned of: the next snapshot's cleanup removes it
+            }
+            return -1;
+        }
     }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileSnapshotStateMachine.class);
 
     /** Writes to {@code file} what a snapshot of the state as applied through {@code index} needs. */
     protected abstract void writeSnapshot(Path file, long index) throws IOException;

@@ -52,6 +52,8 @@ public final class ChunkStore implements AutoCloseable {
     private final Path root;
     private final Path chunksRoot;
     private final long configuredCapacityBytes;
+    /** Free space on the disk that chunk writes leave alone (target.reserve-bytes). */
+    private final long reserveBytes;
     /** Null where direct writes are off or the file system refuses them. */
     private final DirectWriter directWriter;
     /** Null where direct reads are off or the file system refuses them. */
@@ -69,7 +71,8 @@ public final class ChunkStore implements AutoCloseable {
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
     public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
 
-    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, DirectIo directIo) throws IOException {
+    private ChunkStore(int targetId, Path root, long configuredCapacityBytes, long reserveBytes, DirectIo directIo) throws IOException {
+        this.reserveBytes = reserveBytes;
         this.targetId = targetId;
         this.root = root;
         this.chunksRoot = root.resolve("chunks");
@@ -105,13 +108,17 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    /** {@link #open(Path, int, long, DirectIo)} with direct I/O as the settings default it. */
+    /** {@link #open(Path, int, long, long, DirectIo)} with direct I/O as the settings default it, and no reserve. */
     public static ChunkStore open(Path root, int targetId, long capacityBytes) {
-        return open(root, targetId, capacityBytes, DirectIo.of(Config.defaults()));
+        return open(root, targetId, capacityBytes, 0, DirectIo.of(Config.defaults()));
     }
 
-    /** Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that target. */
-    public static ChunkStore open(Path root, int targetId, long capacityBytes, DirectIo directIo) {
+    /**
+     * Formats {@code root} as target {@code targetId} if it is empty, or opens it if it is that
+     * target; it writes no more than {@code capacityBytes} (0: no limit) and leaves
+     * {@code reserveBytes} of its disk free.
+     */
+    public static ChunkStore open(Path root, int targetId, long capacityBytes, long reserveBytes, DirectIo directIo) {
         requireNonNull(root, "root is null");
         try {
             Files.createDirectories(root);
@@ -143,7 +150,7 @@ public final class ChunkStore implements AutoCloseable {
                 }
                 Files.move(temporary, properties, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
-            ChunkStore store = new ChunkStore(targetId, root, capacityBytes, directIo);
+            ChunkStore store = new ChunkStore(targetId, root, capacityBytes, reserveBytes, directIo);
             Files.createDirectories(store.chunksRoot);
             store.usedBytes.set(store.scanUsedBytes());
             return store;
@@ -183,26 +190,28 @@ public final class ChunkStore implements AutoCloseable {
         return usedBytes.get();
     }
 
-    /** The configured capacity, or what is used plus what the file system has free. */
+    /**
+     * What is used plus what may still be written: the configured capacity where the disk has room
+     * for it, less where the disk is fuller (so a full disk shows as a full target, whatever
+     * was configured), and never the disk's reserve.
+     */
     public long capacityBytes() {
-        if (configuredCapacityBytes > 0) {
-            return configuredCapacityBytes;
-        }
+        long used = usedBytes.get();
+        return used + Math.max(0, freeBytes(used));
+    }
+
+    /** The disk's free space beyond the reserve (target.reserve-bytes): what chunk writes may use of it. */
+    private long diskFreeBytes() {
         try {
-            return usedBytes.get() + fileStore.getUsableSpace();
+            return Math.max(0, fileStore.getUsableSpace() - reserveBytes);
         } catch (IOException e) {
-            return usedBytes.get();
+            return 0;
         }
     }
 
     /** Free bytes given {@code used}: the configured capacity (within what the disk has) or the disk's free space. */
     private long freeBytes(long used) {
-        long diskFree;
-        try {
-            diskFree = fileStore.getUsableSpace();
-        } catch (IOException e) {
-            diskFree = 0;
-        }
+        long diskFree = diskFreeBytes();
         return configuredCapacityBytes > 0 ? Math.min(configuredCapacityBytes - used, diskFree) : diskFree;
     }
 
@@ -215,7 +224,9 @@ public final class ChunkStore implements AutoCloseable {
             long used = usedBytes.get();
             long free = freeBytes(used);
             if (bytes > free) {
-                throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, free) + " bytes free");
+                throw new PlinthException(ErrorCode.NO_SPACE, "target " + targetId + " has " + Math.max(0, free) + " bytes free"
+                        + (configuredCapacityBytes > 0 && free == configuredCapacityBytes - used ? " of its capacity"
+                        : " on its disk beyond the reserve of " + reserveBytes + " bytes (target.reserve-bytes)"));
             }
             if (usedBytes.compareAndSet(used, used + bytes)) {
                 return;

@@ -63,6 +63,13 @@ final class DirectWriter {
             }
             try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
                 channel.write(AlignedBufferPool.allocate(alignment, alignment), 0);
+            } catch (IOException e) {
+                if (String.valueOf(e.getMessage()).contains("No space left on device")) {
+                    // a full disk says nothing about O_DIRECT, which the open took: direct writes once there is room
+                    LOG.warn("{}: no space left to probe O_DIRECT with a write; taking it as supported, since the open was", directory);
+                    return alignment;
+                }
+                throw e;
             }
             return alignment;
         } catch (IOException | UnsupportedOperationException | ArithmeticException e) {

@@ -75,7 +75,7 @@ class ChunkStoreTest {
         int chunkBytes = 3 << 20;
         byte[] model = new byte[chunkBytes];
         int modelLength = 0;
-        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
+        ChunkStore store = ChunkStore.open(directory.resolve("t1"), 1, 0, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
         for (int round = 0; round < 300; round++) {
             // half the writes block-aligned (the ones a target writes directly), some over 1 MiB (several direct pieces)
             boolean aligned = random.nextBoolean();
@@ -112,7 +112,7 @@ class ChunkStoreTest {
             assertThat(store.directBytesRead()).isZero();
         }
         store.close();
-        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t1"), -1, 0, 0, new ChunkStore.DirectIo(directIo ? 2 : 0, directIo));
         assertThat(reopened.targetId()).isEqualTo(1);
         assertThat(read(reopened, chunk, 0, modelLength)).isEqualTo(Arrays.copyOf(model, modelLength));
         assertThat(reopened.usedBytes()).isEqualTo(modelLength);
@@ -121,7 +121,7 @@ class ChunkStoreTest {
 
     @Test
     void longReadsOfUncachedRangesGoPastThePageCache() throws IOException {
-        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0, new ChunkStore.DirectIo(2, true));
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0, 0, new ChunkStore.DirectIo(2, true));
         ChunkId chunk = new ChunkId(5, 0, 0);
         int length = ReadBuffers.LARGE_BUFFER_BYTES + 1000; // longer than a pool buffer; the tail is not a whole file-system block: it ends where the file ends
         byte[] bytes = new byte[length];
