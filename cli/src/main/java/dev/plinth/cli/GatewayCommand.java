@@ -4,12 +4,10 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.Settings;
-import dev.plinth.gateway.S3Gateway;
-import dev.plinth.server.HttpEndpoint;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import dev.plinth.server.GatewayRole;
+import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.HostPort;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -33,30 +31,21 @@ final class GatewayCommand implements Callable<Integer> {
         dev.plinth.common.log.LogContext.node("gateway");
         Config config = client.config();
         HostPort address = HostPort.parse(listen != null ? listen : config.get(Settings.S3_LISTEN));
+        if (http != null) {
+            config = config.with(Settings.HTTP_LISTEN.key(), http);
+        }
         PlinthClient plinth = client.connect(config, Credentials.ROOT, "s3-gateway");
-        PrometheusRegistry metrics = new PrometheusRegistry();
-        S3Gateway gateway;
+        ProcessHost server;
         try {
-            gateway = S3Gateway.start(plinth, config, address, metrics);
+            // serves S3 and HTTP only: no RPC listener, and no secret of its own beyond its client's
+            server = ProcessHost.run("gateway", config, plinth.options().secret(), false, null, java.util.Map.of(),
+                    host -> GatewayRole.add(host, plinth, address, null));
         } catch (RuntimeException e) {
             plinth.close();
             throw e;
         }
-        HttpEndpoint endpoint = HttpEndpoint.startOrWarn(http != null ? http : config.get(Settings.HTTP_LISTEN), metrics, () -> true);
-        CountDownLatch stopped = RoleMixin.stopOnSignal("gateway", () -> {
-            if (endpoint != null) {
-                endpoint.close();
-            }
-            gateway.close();
-            plinth.close();
-        });
-        System.out.println("plinth gateway ready");
-        System.out.println("  s3:      " + (gateway.tls() ? "https://" : "http://") + gateway.address() + "   (cluster " + client.serverAddress() + ")");
-        if (endpoint != null) {
-            System.out.println("  http:    http://" + endpoint.address() + "/metrics");
-        }
-        System.out.flush();
-        stopped.await();
-        return 0;
+        server.own(plinth);
+        GatewayRole gateway = (GatewayRole) server.roles().getFirst();
+        return RoleMixin.serveUntilStopped(server, "s3:      " + gateway.url() + "   (cluster " + client.serverAddress() + ")");
     }
 }

@@ -1,8 +1,8 @@
 package dev.plinth.cli;
 
 import dev.plinth.common.Config;
-import dev.plinth.server.RoleServer;
-import dev.plinth.server.Roles;
+import dev.plinth.server.MetaRole;
+import dev.plinth.server.ProcessHost;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -29,7 +29,10 @@ final class MetaCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
-        RoleServer server = Roles.startMeta(data, mdt, RoleMixin.mgmtReplicas(config, mgmt), RoleMixin.readSecret(config), config);
+        dev.plinth.common.log.LogContext.node("meta-" + mdt);
+        java.util.List<dev.plinth.wire.HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
+        ProcessHost server = ProcessHost.run("meta", config, RoleMixin.readSecret(config), true, data.resolve("endpoints.json"),
+                java.util.Map.of(), host -> MetaRole.add(host, data, mdt, replicas));
         return RoleMixin.serveUntilStopped(server, "mdt:     " + mdt + " under " + data.toAbsolutePath());
     }
 }

@@ -6,8 +6,8 @@ import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.HostPort;
 import java.util.List;
-import dev.plinth.server.RoleServer;
-import dev.plinth.server.Roles;
+import dev.plinth.server.MgmtRole;
+import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.ClusterSecret;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -57,7 +57,10 @@ final class MgmtCommand implements Callable<Integer> {
             }
         }
         Path secretFile = RoleMixin.secretFile(config, data.resolve("cluster.secret"));
-        RoleServer server = Roles.startMgmt(data, ClusterSecret.readOrCreate(secretFile), config, raftPeers, selfIndex);
+        dev.plinth.common.log.LogContext.node(raftPeers.isEmpty() ? "mgmt" : "mgmt-" + selfIndex);
+        int self = selfIndex;
+        ProcessHost server = ProcessHost.run("mgmt", config, ClusterSecret.readOrCreate(secretFile), true, data.resolve("endpoints.json"),
+                java.util.Map.of(), host -> MgmtRole.add(host, data, raftPeers, self));
         return RoleMixin.serveUntilStopped(server, "secret:  " + secretFile.toAbsolutePath(),
                 "next:    plinth meta --data DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath(),
                 "         plinth storage --target DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath());

@@ -4,7 +4,7 @@ import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.server.RoleServer;
+import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.ClusterSecret;
 import dev.plinth.wire.HostPort;
 import java.nio.file.Path;
@@ -77,12 +77,14 @@ final class RoleMixin {
     }
 
     /** Prints where the role listens, then serves until SIGTERM or Ctrl-C. */
-    static int serveUntilStopped(RoleServer server, String... details) throws InterruptedException {
-        CountDownLatch stopped = stopOnSignal(server.role(), server::close);
-        System.out.println("plinth " + server.role() + " ready");
-        System.out.println("  rpc:     " + server.rpcAddress());
+    static int serveUntilStopped(ProcessHost server, String... details) throws InterruptedException {
+        CountDownLatch stopped = stopOnSignal(server.name(), server::close);
+        System.out.println("plinth " + server.name() + " ready");
+        if (server.rpcAddress() != null) {
+            System.out.println("  rpc:     " + server.rpcAddress());
+        }
         if (server.httpAddress() != null) {
-            System.out.println("  http:    http://" + server.httpAddress() + (server.role().equals("mgmt") ? "/   (the status page; /metrics)" : "/metrics"));
+            System.out.println("  http:    http://" + server.httpAddress() + (server.name().equals("mgmt") ? "/   (the status page; /metrics)" : "/metrics"));
         }
         for (String detail : details) {
             System.out.println("  " + detail);

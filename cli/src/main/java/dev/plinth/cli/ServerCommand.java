@@ -59,6 +59,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         if (targets != null) {
             config = config.with("server.targets", targets.toString());
         }
+        if (mountpoint != null) {
+            FuseMount.requireMountable(); // before the cluster starts: say at once what is missing
+        }
         EmbeddedServer server = EmbeddedServer.start(data, config);
         PlinthClient mountClient = null;
         FuseMount mount = null;

@@ -1,8 +1,8 @@
 package dev.plinth.cli;
 
 import dev.plinth.common.Config;
-import dev.plinth.server.RoleServer;
-import dev.plinth.server.Roles;
+import dev.plinth.server.StorageRole;
+import dev.plinth.server.ProcessHost;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,8 +39,9 @@ final class StorageCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
-        RoleServer server = Roles.startStorage(targets, indexes, nodeId, RoleMixin.mgmtReplicas(config, mgmt), RoleMixin.readSecret(config),
-                config, endpoints);
+        java.util.List<dev.plinth.wire.HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
+        ProcessHost server = ProcessHost.run("storage", config, RoleMixin.readSecret(config), true, endpoints, java.util.Map.of(),
+                host -> StorageRole.add(host, targets, indexes, nodeId, replicas));
         return RoleMixin.serveUntilStopped(server, "targets: " + targets);
     }
 }

@@ -47,9 +47,8 @@ class S3ClientsTest {
 
     @BeforeAll
     void start() {
-        for (String tool : List.of("/usr/bin/aws", "/usr/bin/s3cmd", "/usr/bin/rclone", "/usr/bin/python3")) {
-            assertThat(Path.of(tool)).as("the S3 client tests need %s (.ci/run installs awscli, s3cmd, rclone, python3-boto3)", tool).exists();
-        }
+        dev.plinth.testing.Prerequisites.require(dev.plinth.testing.Prerequisites.AWS_CLI, dev.plinth.testing.Prerequisites.S3CMD,
+                dev.plinth.testing.Prerequisites.RCLONE, dev.plinth.testing.Prerequisites.PYTHON, dev.plinth.testing.Prerequisites.BOTO3);
         cluster = MiniCluster.start(directory.resolve("data"));
         endpoint = S3Testing.endpoint(cluster);
         key = S3Testing.ownerKey(cluster);

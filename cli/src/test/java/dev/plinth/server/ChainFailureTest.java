@@ -88,6 +88,8 @@ class ChainFailureTest {
      */
     @org.junit.jupiter.api.Test
     void acknowledgedWritesSurviveALinkCutBetweenTwoNodes() throws Exception {
+        dev.plinth.testing.Prerequisites.require(dev.plinth.testing.Prerequisites.IP); // network namespaces of its own
+        dev.plinth.testing.Prerequisites.requireRoot();
         int rejoinMillis = 3000;
         List<String> settings = List.of("mgmt.node-timeout-millis=" + NODE_TIMEOUT_MILLIS, "rpc.timeout-millis=4000",
                 "client.retry-timeout-millis=60000", "storage.resync-bytes-per-second=64m", "mgmt.link-rejoin-millis=" + rejoinMillis);

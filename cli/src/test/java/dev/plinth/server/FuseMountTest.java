@@ -255,10 +255,10 @@ class FuseMountTest {
     static final class FuseTesting {
         private FuseTesting() {}
 
+        /** FUSE mounts, and the programs the FUSE tests drive them with. */
         static void requireFuse() {
-            if (!Files.exists(Path.of("/dev/fuse")) || !Files.exists(Path.of("/usr/bin/fusermount3"))) {
-                throw new AssertionError("FUSE tests need /dev/fuse and the fuse3 package (.ci/run installs it)");
-            }
+            dev.plinth.testing.Prerequisites.requireFuse();
+            dev.plinth.testing.Prerequisites.require(dev.plinth.testing.Prerequisites.PYTHON, dev.plinth.testing.Prerequisites.FIO);
         }
 
         static String script(String name) {

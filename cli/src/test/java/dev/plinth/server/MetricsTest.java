@@ -49,9 +49,7 @@ class MetricsTest {
 
     @BeforeAll
     void start() {
-        for (String tool : List.of("/usr/bin/promtool", "/usr/bin/prometheus")) {
-            assertThat(Path.of(tool)).as("the metrics tests need %s (.ci/run installs the prometheus package)", tool).exists();
-        }
+        dev.plinth.testing.Prerequisites.require(dev.plinth.testing.Prerequisites.PROMTOOL, dev.plinth.testing.Prerequisites.PROMETHEUS);
         cluster = MiniCluster.start(directory.resolve("data"));
         plinth = cluster.client();
     }

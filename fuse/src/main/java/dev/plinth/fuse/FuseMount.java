@@ -84,9 +84,7 @@ public final class FuseMount implements AutoCloseable {
 
     /** As {@link #mount(PlinthClient, Path, MountOptions)}, counting and timing FUSE operations into {@code registry}. */
     public static FuseMount mount(PlinthClient client, Path mountpoint, MountOptions options, PrometheusRegistry registry) {
-        if (!Libfuse.available()) {
-            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "FUSE is not available here: install fuse3 and check /dev/fuse");
-        }
+        requireMountable();
         Path absolute = mountpoint.toAbsolutePath().normalize();
         if (!Files.isDirectory(absolute)) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "mount point " + absolute + " is not a directory");
@@ -178,6 +176,14 @@ public final class FuseMount implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (Throwable e) {
             LOG.warn("unmounting {} failed: {}", mountpoint, e.toString());
+        }
+    }
+
+    /** Fails at once, naming what is missing and what provides it, where this machine cannot mount (no /dev/fuse, no fuse3). */
+    public static void requireMountable() {
+        String missing = Libfuse.missing();
+        if (missing != null) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, missing);
         }
     }
 

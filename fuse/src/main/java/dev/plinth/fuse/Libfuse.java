@@ -43,9 +43,19 @@ final class Libfuse {
         throw new IllegalStateException("libfuse3.so.3 not found (looked in " + LIBRARY_PATHS + "); install the fuse3 package");
     }
 
-    /** True when libfuse3 and /dev/fuse are present, so a mount can be tried. */
-    static boolean available() {
-        return LIBRARY_PATHS.stream().anyMatch(path -> Files.exists(Path.of(path))) && Files.exists(Path.of("/dev/fuse"));
+    /** What this machine lacks for a mount (a sentence naming each thing and what provides it), or null when nothing. */
+    static String missing() {
+        java.util.List<String> missing = new java.util.ArrayList<>();
+        if (!Files.exists(Path.of("/dev/fuse"))) {
+            missing.add("/dev/fuse (load the fuse kernel module: modprobe fuse; in a container, pass the device)");
+        }
+        if (LIBRARY_PATHS.stream().noneMatch(path -> Files.exists(Path.of(path)))) {
+            missing.add("libfuse3.so.3 (the Debian package fuse3)");
+        }
+        if (!Files.isExecutable(Path.of("/usr/bin/fusermount3")) && !Files.isExecutable(Path.of("/bin/fusermount3"))) {
+            missing.add("fusermount3 (the Debian package fuse3)");
+        }
+        return missing.isEmpty() ? null : "FUSE cannot mount here: missing " + String.join(", and ", missing);
     }
 
     private static MethodHandle function(String name, FunctionDescriptor descriptor) {

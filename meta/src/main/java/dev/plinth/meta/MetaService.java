@@ -46,7 +46,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +69,7 @@ public final class MetaService implements AutoCloseable {
 
     private final RaftReplica raft;
     private final MetaStateMachine stateMachine;
-    private final Supplier<ClusterMap> clusterMap;
+    private final ClusterMapSource clusterMap;
     private final RpcConnections connections;
     private final long leaseMillis;
     /** Free space kept on the metadata disk for what frees space (meta.reserve-bytes). */
@@ -88,7 +87,7 @@ public final class MetaService implements AutoCloseable {
     /** Queries running inline on callers' threads: {@link #close} waits for them, as for the read pool, before the store goes. */
     private final java.util.concurrent.atomic.AtomicInteger inlineReads = new java.util.concurrent.atomic.AtomicInteger();
 
-    public MetaService(RaftReplica raft, MetaStateMachine stateMachine, Supplier<ClusterMap> clusterMap, RpcConnections connections,
+    public MetaService(RaftReplica raft, MetaStateMachine stateMachine, ClusterMapSource clusterMap, RpcConnections connections,
                        Config config) {
         this.raft = requireNonNull(raft, "raft is null");
         this.stateMachine = requireNonNull(stateMachine, "stateMachine is null");
@@ -354,20 +353,41 @@ public final class MetaService implements AutoCloseable {
             Layout layout = setLayout.layout().validate();
             AttributesReply target = queryNow(new MetaMessages.GetAttr(setLayout.header(), setLayout.inodeId()));
             if (!setLayout.force()) {
-                placement.requirePlaceable(layout, clusterMap.get());
+                Layout asked = layout;
+                withFreshMapOnFailure(map -> {
+                    placement.requirePlaceable(asked, map);
+                    return null;
+                });
             }
             if (!target.attributes().isDirectory()) {
-                layout = placement.place(layout.template(), clusterMap.get());
+                Layout template = layout.template();
+                layout = withFreshMapOnFailure(map -> placement.place(template, map));
             }
             return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout, setLayout.force());
         }
         return mutation;
     }
 
+    /**
+     * Runs a placement against the current map, and once more against a map fetched now if the
+     * current one cannot satisfy it: a pool, target or node made a moment ago may not be in a map
+     * polled before.
+     */
+    private <T> T withFreshMapOnFailure(java.util.function.Function<ClusterMap, T> placement) {
+        try {
+            return placement.apply(clusterMap.current());
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.INVALID_ARGUMENT && e.code() != ErrorCode.UNAVAILABLE) {
+                throw e;
+            }
+            return placement.apply(clusterMap.refreshed());
+        }
+    }
+
     /** The layout of a new file in {@code directoryId}: the one asked for, else the directory's, with chains chosen. */
     private Layout placeNewFile(Layout asked, long directoryId, OpHeader header) {
         Layout template = asked != null ? asked.validate() : effectiveLayout(directoryId, header);
-        return placement.place(template.template(), clusterMap.get());
+        return withFreshMapOnFailure(map -> placement.place(template.template(), map));
     }
 
     private Layout effectiveLayout(long directoryId, OpHeader header) {
@@ -383,8 +403,9 @@ public final class MetaService implements AutoCloseable {
     }
 
     private MetaMessages.StatFsReply statFs() {
-        long used = clusterMap.get().targets().stream().mapToLong(TargetInfo::usedBytes).sum();
-        long free = dev.plinth.wire.messages.MgmtMessages.freeBytes(clusterMap.get().targets());
+        ClusterMap map = clusterMap.current();
+        long used = map.targets().stream().mapToLong(TargetInfo::usedBytes).sum();
+        long free = dev.plinth.wire.messages.MgmtMessages.freeBytes(map.targets());
         long capacity = used + free + stateMachine.mdtDataBytes(); // small files' bytes live here, not on targets
         return new MetaMessages.StatFsReply(capacity, free, stateMachine.inodeCount(), 4096);
     }
@@ -504,7 +525,7 @@ public final class MetaService implements AutoCloseable {
 
     /** Removes a file's chunk directory on every target of its chains; completes with its inode id. */
     private CompletableFuture<Long> removeChunks(RemovedFile file) {
-        ClusterMap map = clusterMap.get();
+        ClusterMap map = clusterMap.current();
         List<CompletableFuture<?>> pending = new ArrayList<>();
         for (int chainId : new java.util.LinkedHashSet<>(file.layout().chainIds())) {
             ChainInfo chain = map.chain(chainId);

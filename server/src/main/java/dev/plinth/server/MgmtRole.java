@@ -1,0 +1,47 @@
+package dev.plinth.server;
+
+import dev.plinth.mgmt.MgmtService;
+import dev.plinth.wire.HostPort;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The management role: cluster membership, chains, pools, keys and settings, kept under
+ * {@code DIR/mgmt}; alone, or as one replica of a mgmt Raft group ({@code raftPeers}, this one's
+ * address at {@code selfIndex}). The process's status page is mgmt's.
+ */
+public final class MgmtRole implements Role {
+    private final MgmtService service;
+
+    private MgmtRole(MgmtService service) {
+        this.service = service;
+    }
+
+    public static MgmtRole add(ProcessHost host, Path dataDirectory, List<HostPort> raftPeers, int selfIndex) {
+        MgmtService service = new MgmtService(dataDirectory.resolve("mgmt"), host.config(), raftPeers, selfIndex);
+        try {
+            service.register(host.dispatcher());
+            service.registerMetrics(host.metrics());
+        } catch (RuntimeException e) {
+            service.close();
+            throw e;
+        }
+        return host.add(new MgmtRole(service));
+    }
+
+    public MgmtService service() {
+        return service;
+    }
+
+    @Override
+    public Supplier<Map<String, Object>> statusPage(HostPort rpcAddress) {
+        return ClusterStatus.page(service, rpcAddress.toString());
+    }
+
+    @Override
+    public void close() {
+        service.close();
+    }
+}
