@@ -638,12 +638,28 @@ public final class PlinthClient implements AutoCloseable {
     // ---- path-level API (what the CLI and the NIO provider use)
 
     public Attributes stat(String path) {
-        return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, true)).attributes();
+        return atPath(path, () -> this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, true)).attributes());
+    }
+
+    /**
+     * Runs a call made for {@code path}, and names the path in its failure: the metadata service
+     * names inodes ("not a directory: inode 0000000000000004"), which a user does not know.
+     */
+    private static <T> T atPath(String path, java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (PlinthException e) {
+            String detail = e.detail();
+            if (detail.contains(path)) {
+                throw e;
+            }
+            throw new PlinthException(e.code(), detail.isEmpty() || detail.contains("inode ") ? path : path + ": " + detail, e);
+        }
     }
 
     /** stat and getxattr in one request: the attributes, and {@code xattrName}'s value (null where absent or unreadable). */
     public AttributesReply statWithXattr(String path, String xattrName) {
-        return meta(new MetaMessages.ResolvePath(header(), path, true, xattrName));
+        return atPath(path, () -> meta(new MetaMessages.ResolvePath(header(), path, true, xattrName)));
     }
 
     /**
@@ -653,7 +669,7 @@ public final class PlinthClient implements AutoCloseable {
      * query. A longer file's part is for {@link #openLookedUp}.
      */
     public AttributesReply statWithXattrAndBytes(String path, String xattrName, int fileBytesMax) {
-        AttributesReply reply = meta(new MetaMessages.ResolvePath(header(), path, true, xattrName, fileBytesMax));
+        AttributesReply reply = atPath(path, () -> meta(new MetaMessages.ResolvePath(header(), path, true, xattrName, fileBytesMax)));
         if (reply.fileBytes() != null && reply.fileBytes().length == reply.attributes().sizeBytes()) {
             jobStats.read(currentJob(), reply.fileBytes().length); // the whole file was read (a part is counted when a handle reads it)
         }
@@ -661,7 +677,7 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes lstat(String path) {
-        return this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, false)).attributes();
+        return atPath(path, () -> this.<AttributesReply>meta(new MetaMessages.ResolvePath(header(), path, false)).attributes());
     }
 
     public boolean exists(String path) {
@@ -681,7 +697,7 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes mkdir(String path, int mode) {
-        return mkdir(parentOf(path).inodeId(), Names.lastName(path), mode);
+        return atPath(path, () -> mkdir(parentOf(path).inodeId(), Names.lastName(path), mode));
     }
 
     /**
@@ -770,23 +786,32 @@ public final class PlinthClient implements AutoCloseable {
     public void delete(String path) {
         Attributes target = lstat(path);
         long parentId = parentOf(path).inodeId();
-        if (target.type() == FileType.DIRECTORY) {
-            rmdir(parentId, Names.lastName(path));
-        } else {
-            unlink(parentId, Names.lastName(path));
-        }
+        atPath(path, () -> {
+            if (target.type() == FileType.DIRECTORY) {
+                rmdir(parentId, Names.lastName(path));
+            } else {
+                unlink(parentId, Names.lastName(path));
+            }
+            return null;
+        });
     }
 
     public void rename(String source, String target) {
-        rename(parentOf(source).inodeId(), Names.lastName(source), parentOf(target).inodeId(), Names.lastName(target), false);
+        long sourceParent = parentOf(source).inodeId();
+        long targetParent = parentOf(target).inodeId();
+        atPath(source + " -> " + target, () -> {
+            rename(sourceParent, Names.lastName(source), targetParent, Names.lastName(target), false);
+            return null;
+        });
     }
 
     public Attributes link(String existing, String newPath) {
-        return link(lstat(existing).inodeId(), parentOf(newPath).inodeId(), Names.lastName(newPath));
+        long inodeId = lstat(existing).inodeId();
+        return atPath(newPath, () -> link(inodeId, parentOf(newPath).inodeId(), Names.lastName(newPath)));
     }
 
     public Attributes symlink(String path, String target) {
-        return symlink(parentOf(path).inodeId(), Names.lastName(path), target);
+        return atPath(path, () -> symlink(parentOf(path).inodeId(), Names.lastName(path), target));
     }
 
     public String readLink(String path) {
@@ -803,7 +828,8 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Opens an existing file. */
     public PlinthFile open(String path, boolean write) {
-        return open(stat(path).inodeId(), write);
+        long inodeId = stat(path).inodeId();
+        return atPath(path, () -> open(inodeId, write));
     }
 
     /**
@@ -812,7 +838,7 @@ public final class PlinthClient implements AutoCloseable {
      */
     public PlinthFile create(String path, int mode, boolean exclusive, Layout layout) {
         Attributes parent = parentOf(path);
-        OpenedFile opened = createAndOpen(parent.inodeId(), Names.lastName(path), mode, exclusive, layout);
+        OpenedFile opened = atPath(path, () -> createAndOpen(parent.inodeId(), Names.lastName(path), mode, exclusive, layout));
         if (!opened.created() && opened.file().size() > 0) {
             opened.file().truncate(0);
         }
