@@ -282,12 +282,17 @@ public final class PlinthClient implements AutoCloseable {
         }
     }
 
-    /**
-     * The metadata service (MDT 0), where the cluster map says it is; the bootstrap address
-     * before any MDT has registered (the all-in-one server answers everything there).
-     */
+    /** The metadata service of MDT 0 (sessions, paths from the root). */
     RpcClient server() {
-        MgmtMessages.MdtInfo mdt = clusterMap == null ? null : clusterMap.mdt(0);
+        return mdt(0);
+    }
+
+    /**
+     * MDT {@code index}, where the cluster map says it is; the bootstrap address before any MDT
+     * has registered (the all-in-one server answers everything there).
+     */
+    private RpcClient mdt(int index) {
+        MgmtMessages.MdtInfo mdt = clusterMap == null ? null : clusterMap.mdt(index);
         return connections.get(mdt == null ? options.server() : HostPort.parse(mdt.rpcAddress()));
     }
 
@@ -313,7 +318,8 @@ public final class PlinthClient implements AutoCloseable {
             NonBlocking.check("a metadata change"); // goes through the log: answered later, and not to be sent twice
         }
         jobStats.metadata(currentJob());
-        return Retry.call(retryMillis, () -> server().request(request), this::refreshClusterMapSoon);
+        int mdt = MetaRouter.mdtOf(request);
+        return Retry.call(retryMillis, () -> mdt(mdt).request(request), this::refreshClusterMapSoon);
     }
 
     // ---- cluster

@@ -1,54 +1,36 @@
 package dev.plinth.client;
 
-import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.common.StripeMath;
-import dev.plinth.common.StripeMath.Piece;
 import dev.plinth.wire.RpcClient;
-import dev.plinth.wire.RpcResponse;
 import dev.plinth.wire.messages.MetaMessages;
-import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
-import dev.plinth.wire.messages.StorageMessages.ChunkId;
-import dev.plinth.wire.messages.StorageMessages.ReadChunk;
-import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
-import dev.plinth.wire.messages.StorageMessages.RepairChunk;
-import dev.plinth.wire.messages.StorageMessages.SyncFile;
-import dev.plinth.wire.messages.StorageMessages.TruncateObject;
-import dev.plinth.wire.messages.StorageMessages.WriteChunk;
-import dev.plinth.wire.messages.StorageMessages.WriteChunkResult;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 
 /**
- * An open file: positional reads and writes striped over the file's chains, many pieces in
- * parallel.
+ * An open file: positional reads and writes. What every layout shares is here; how the bytes
+ * past the Data-on-MDT part lie on the targets is the layout's {@link StripeIo} (replicated
+ * chains: {@link ReplicatedChains}, many pieces in parallel, every block's CRC checked).
  *
- * <p>Writes are write-behind: a write returns once its pieces are sent, holding a share of the
- * client's bounded byte budget ({@link WriteBudget}) until the target acknowledges; a failure is reported by the next write,
- * fsync or close, as with NFS and Lustre. Writes that overlap one still in flight wait for it, so
- * the target applies overlapping writes in order. Size and mtime are settled with the metadata
- * service at fsync and close (close-to-open consistency).
+ * <p>Writes are write-behind: a write returns once its bytes are sent, holding a share of the
+ * client's bounded byte budget ({@link WriteBudget}) until the targets acknowledge; a failure is
+ * reported by the next write, fsync or close, as with NFS and Lustre. Writes that overlap one
+ * still in flight wait for it, so the targets apply overlapping writes in order. Size and mtime
+ * are settled with the metadata service at fsync and close (close-to-open consistency).
  *
- * <p>Reads verify each block against the CRC the target stored, which travels with the data.
- * A sequential reader gets read-ahead: units of the stripe size (1 to 4 MiB, {@link #readUnitBytes})
- * fetched ahead of it, up to the read-ahead window. Methods are synchronized: one handle serves
- * one caller at a time.
+ * <p>A sequential reader gets read-ahead: units of the stripe size (1 to 4 MiB,
+ * {@link #readUnitBytes}) fetched ahead of it, up to the read-ahead window. Methods are
+ * synchronized: one handle serves one caller at a time.
  *
  * <p>Bytes below the layout's {@code mdtBytes} (Data-on-MDT) live in the metadata service: writes
  * there are held by the handle (one contiguous run, at most {@code mdtBytes}) and go out with the
@@ -64,7 +46,6 @@ public final class PlinthFile implements AutoCloseable {
      */
     static final int READ_UNIT_BYTES_MIN = 1 << 20;
     static final int READ_UNIT_BYTES_MAX = 4 << 20;
-    private static final int CHECKSUM_RETRIES = 3;
     /** How many read units behind the furthest read a read still counts as part of a sequential stream. */
     private static final int STREAM_SLACK_UNITS = 2;
     private static final byte[] ZEROS = new byte[64 * 1024];
@@ -72,6 +53,8 @@ public final class PlinthFile implements AutoCloseable {
     private final PlinthClient client;
     private final long inodeId;
     private final Layout layout;
+    /** Where the bytes past the Data-on-MDT part lie: the layout's own way ({@link StripeIo}). */
+    private final StripeIo stripes;
     private final boolean writable;
     /** Whether the metadata service counts this handle as an open (see {@link PlinthClient#openUncounted}). */
     private boolean counted;
@@ -121,6 +104,7 @@ public final class PlinthFile implements AutoCloseable {
         if (layout == null || layout.chainIds().isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "file has no layout");
         }
+        this.stripes = StripeIo.of(client, inodeId, layout);
         this.writable = writable;
         this.mdtBytes = layout.mdtBytes();
         this.sizeBytes = attributes.sizeBytes();
@@ -189,28 +173,24 @@ public final class PlinthFile implements AutoCloseable {
         if (inlineLength > 0) {
             holdInline((int) offset, source.duplicate().position(position).limit(position + inlineLength));
         }
-        for (Piece piece : StripeMath.pieces(layout, offset + inlineLength, length - inlineLength)) {
-            ByteBuf data = client.writeBuffers().allocate(piece.length());
-            ByteBuffer slice = source.duplicate();
-            slice.position(position + (int) (piece.fileOffset() - offset)).limit(position + (int) (piece.fileOffset() - offset) + piece.length());
-            data.writeBytes(slice);
-            List<Integer> crcs = Arrays.stream(Crc32cBlocks.segmentCrcs(data.nioBuffer(), piece.chunkOffset())).boxed().toList();
-            awaitOverlapping(piece.fileOffset(), piece.fileOffset() + piece.length());
-            int permits = client.writeBudget().acquire(piece.length());
-            PieceWrite request = new PieceWrite(layout.chainIds().get(piece.objectIndex()),
-                    new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()), piece.chunkOffset(), crcs);
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            InflightWrite write = new InflightWrite(piece.fileOffset(), piece.fileOffset() + piece.length(), done);
+        if (inlineLength < length) {
+            long start = offset + inlineLength;
+            awaitOverlapping(start, offset + length); // overlapping writes reach the targets in order
+            CompletableFuture<Void> done = stripes.write(start, source.duplicate().position(position + inlineLength), length - inlineLength);
+            InflightWrite write = new InflightWrite(start, offset + length, done);
             synchronized (inflightLock) {
                 inflight.add(write);
             }
             done.whenComplete((ignored, failure) -> {
-                client.writeBudget().release(permits);
                 synchronized (inflightLock) {
                     inflight.remove(write);
                 }
+                if (failure != null) {
+                    RuntimeException error = RpcClient.unwrap(failure);
+                    writeFailure = error instanceof PlinthException plinth ? plinth
+                            : new PlinthException(ErrorCode.IO_ERROR, error.toString(), error);
+                }
             });
-            sendWrite(request, data, done, Retry.deadlineNanos(client.retryMillis()));
         }
         source.position(position + length);
         sizeBytes = Math.max(sizeBytes, offset + length);
@@ -267,50 +247,6 @@ public final class PlinthFile implements AutoCloseable {
             client.writeInline(inodeId, write);
             sentInline();
         }
-    }
-
-    /** One piece of a write, to whichever target heads its chain when it is sent. */
-    private record PieceWrite(int chainId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs) {}
-
-    /**
-     * Sends one piece to the head of its chain, retrying transient failures until the deadline
-     * (a chain that lost a member answers again once mgmt has taken the member out: each retry
-     * asks for the current chain table); releases {@code data} at the end.
-     */
-    private void sendWrite(PieceWrite piece, ByteBuf data, CompletableFuture<Void> done, long deadlineNanos) {
-        CompletableFuture<RpcResponse<WriteChunkResult>> call;
-        try {
-            ChainInfo chain = client.chain(piece.chainId());
-            List<Integer> members = chain.writeTargets();
-            WriteChunk request = WriteChunk.fromClient(members.getFirst(), piece.chunk(), piece.chunkOffset(), piece.segmentCrcs(),
-                    chain.chainId(), chain.version());
-            // a duplicate per try: sending moves a buffer's reader index where the socket takes it in parts, and a
-            // retry must send every byte again (it sent a tail, which the target rightly called corrupted)
-            call = client.storage(request.targetId()).callAsync(request, data.retainedDuplicate(), Duration.ofMillis(client.timeoutMillis()));
-        } catch (RuntimeException e) {
-            call = CompletableFuture.failedFuture(e);
-        }
-        call.whenComplete((response, failure) -> {
-            if (failure == null) {
-                response.close();
-                data.release();
-                done.complete(null);
-                return;
-            }
-            RuntimeException error = RpcClient.unwrap(failure);
-            if (error instanceof PlinthException plinth && plinth.code().retryable() && System.nanoTime() < deadlineNanos) {
-                Executor later = CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS);
-                later.execute(() -> {
-                    client.refreshClusterMapSoon();
-                    sendWrite(piece, data, done, deadlineNanos);
-                });
-                return;
-            }
-            data.release();
-            writeFailure = error instanceof PlinthException plinth ? plinth
-                    : new PlinthException(ErrorCode.IO_ERROR, error.toString(), error);
-            done.completeExceptionally(error);
-        });
     }
 
     private void awaitOverlapping(long start, long end) {
@@ -400,39 +336,8 @@ public final class PlinthFile implements AutoCloseable {
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
         awaitSentWrites();
-        Retry.call(client.retryMillis(), () -> {
-            List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
-            for (int targetId : allTargets()) {
-                syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
-            }
-            awaitAll(syncs);
-            return null;
-        }, client::refreshClusterMapSoon);
+        stripes.sync();
         settle(false);
-    }
-
-    /** Waits for every call, closing every response, and throws the first failure. */
-    private static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
-        RuntimeException first = null;
-        for (CompletableFuture<RpcResponse<Record>> call : calls) {
-            try {
-                RpcClient.await(call).close();
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
-    }
-
-    /** Every target that takes this file's writes now. */
-    private Set<Integer> allTargets() {
-        Set<Integer> targets = new LinkedHashSet<>();
-        for (int chainId : layout.chainIds()) {
-            targets.addAll(client.chain(chainId).writeTargets());
-        }
-        return targets;
     }
 
     private void settle(boolean release) {
@@ -495,52 +400,12 @@ public final class PlinthFile implements AutoCloseable {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative size");
         }
         flush();
-        truncateObjects(client, inodeId, layout, Math.max(sizeBytes, writtenEndBytes), newSize);
+        stripes.truncate(Math.max(sizeBytes, writtenEndBytes), newSize);
         client.setAttr(inodeId, MetaMessages.SET_SIZE | MetaMessages.SET_THROUGH_WRITABLE_HANDLE, 0, 0, 0, newSize, 0, 0);
         privilegesKept = false;
         dropAllReadUnits();
         sizeBytes = newSize;
         writtenEndBytes = Math.min(writtenEndBytes, newSize);
-    }
-
-    /** Cuts sent to chain heads before the next ones wait for their answers. */
-    private static final int CUTS_IN_FLIGHT = 64;
-
-    /**
-     * Cuts every stripe object of a file (at most {@code oldSize} long) to its share of
-     * {@code newSize}. A one-replica chain's target cuts its objects at once. In a replicated
-     * chain each chunk that loses bytes is cut through the chain like a write (versioned, head
-     * to tail), so that every replica cuts at the same point of the chunk's history and a
-     * replica that was away sees the cut as a version it missed.
-     */
-    static void truncateObjects(PlinthClient client, long inodeId, Layout layout, long oldSize, long newSize) {
-        Retry.call(client.retryMillis(), () -> {
-            List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
-            Duration timeout = Duration.ofMillis(client.timeoutMillis());
-            for (int objectIndex = 0; objectIndex < layout.stripeCount(); objectIndex++) {
-                long objectLength = StripeMath.objectLength(layout, newSize, objectIndex);
-                ChainInfo chain = client.chain(layout.chainIds().get(objectIndex));
-                int head = chain.writeTargets().getFirst();
-                if (chain.replicas() == 1) {
-                    calls.add(client.storage(head).callAsync(new TruncateObject(head, inodeId, objectIndex, objectLength,
-                            layout.chunkSizeBytes()), null, timeout));
-                    continue;
-                }
-                long chunkBytes = layout.chunkSizeBytes();
-                long oldObjectLength = StripeMath.objectLength(layout, Math.max(oldSize, newSize), objectIndex);
-                for (long chunkIndex = objectLength / chunkBytes; chunkIndex * chunkBytes < oldObjectLength; chunkIndex++) {
-                    int cutAt = (int) Math.max(0, objectLength - chunkIndex * chunkBytes);
-                    calls.add(client.storage(head).callAsync(WriteChunk.cutFromClient(head, new ChunkId(inodeId, objectIndex, chunkIndex), cutAt,
-                            chain.chainId(), chain.version()), io.netty.buffer.Unpooled.EMPTY_BUFFER, timeout));
-                    if (calls.size() >= CUTS_IN_FLIGHT) {
-                        awaitAll(calls);
-                        calls.clear();
-                    }
-                }
-            }
-            awaitAll(calls);
-            return null;
-        }, client::refreshClusterMapSoon);
     }
 
     // ---- reads
@@ -661,7 +526,7 @@ public final class PlinthFile implements AutoCloseable {
         } else {
             dropAllReadUnits();
             streamEnd = Long.MAX_VALUE; // a new stream, whose end nobody said
-            deliverOnce(await(fetch(offset, length)), offset, offset + length, sink);
+            deliverOnce(await(stripes.read(offset, length)), offset, offset + length, sink);
             lastReadEnd = offset + length;
         }
     }
@@ -697,7 +562,7 @@ public final class PlinthFile implements AutoCloseable {
         CompletableFuture<Extent> head = null;
         if (!readUnits.containsKey(lastUnit) && end < (lastUnit + 1) * readUnitBytes && end < Math.min(sizeBytes, fetchEnd)) {
             long headStart = Math.max(offset, lastUnit * readUnitBytes);
-            head = fetch(headStart, (int) (end - headStart));
+            head = stripes.read(headStart, (int) (end - headStart));
             readUnits.put(lastUnit, new ReadUnit(fetchUnit(lastUnit, end, fetchEnd), false));
         }
         for (long unit = firstUnit; unit <= windowEnd; unit++) {
@@ -721,7 +586,7 @@ public final class PlinthFile implements AutoCloseable {
             Extent extent = pending == null ? null : await(pending.extent());
             if (extent != null && extent.start > from) {
                 // a read behind where its unit's extent begins (out of order, after a split): just its own bytes
-                deliverOnce(await(fetch(from, (int) (to - from))), from, to, sink);
+                deliverOnce(await(stripes.read(from, (int) (to - from))), from, to, sink);
                 continue;
             }
             if (extent == null || extent.start + extent.length < to) {
@@ -799,74 +664,6 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
-    /**
-     * A fetched range of the file, as the verified network buffers it arrived in (no copy into a
-     * fresh array: allocating and zeroing 1 MiB per unit was the read path's largest cost).
-     * Piece {@code i} holds {@code slices[i]}, possibly shorter than the piece: the rest is a hole.
-     * Owns its buffers until {@link #release()}.
-     */
-    private static final class Extent {
-        final long start;
-        final int length;
-        final List<Piece> pieces;
-        final ByteBuf[] slices;
-        private boolean released;
-
-        Extent(long start, int length, List<Piece> pieces) {
-            this.start = start;
-            this.length = length;
-            this.pieces = pieces;
-            this.slices = new ByteBuf[pieces.size()];
-        }
-
-        /** Hands file bytes [offset, offset + count) to {@code sink} in order: the bytes held, and runs of zeros for holes. */
-        void deliver(long offset, int count, ExtentSink sink) {
-            long end = offset + count;
-            for (int i = 0; i < pieces.size(); i++) {
-                Piece piece = pieces.get(i);
-                long pieceEnd = piece.fileOffset() + piece.length();
-                if (pieceEnd <= offset || piece.fileOffset() >= end) {
-                    continue;
-                }
-                int from = (int) (Math.max(offset, piece.fileOffset()) - piece.fileOffset());
-                int to = (int) (Math.min(end, pieceEnd) - piece.fileOffset());
-                ByteBuf slice = slices[i];
-                int available = slice == null ? 0 : Math.max(0, Math.min(to, slice.readableBytes()) - from);
-                if (available > 0) {
-                    sink.bytes(slice, slice.readerIndex() + from, available);
-                }
-                if (to - from - available > 0) {
-                    sink.zeros(to - from - available);
-                }
-            }
-        }
-
-        synchronized void set(int index, ByteBuf slice) {
-            if (released) {
-                slice.release(); // a sibling piece failed and the extent is gone
-            } else {
-                slices[index] = slice;
-            }
-        }
-
-        synchronized void release() {
-            released = true;
-            for (int i = 0; i < slices.length; i++) {
-                if (slices[i] != null) {
-                    slices[i].release();
-                    slices[i] = null;
-                }
-            }
-        }
-    }
-
-    /** Where the bytes of a read go. */
-    private interface ExtentSink {
-        void bytes(ByteBuf source, int index, int length);
-
-        void zeros(int length);
-    }
-
     /** Copies into the caller's buffer ({@link #read(long, ByteBuffer)}). */
     private record CopyInto(ByteBuffer target) implements ExtentSink {
         @Override
@@ -911,136 +708,7 @@ public final class PlinthFile implements AutoCloseable {
     private CompletableFuture<Extent> fetchUnit(long unit, long from, long limit) {
         long start = Math.max(Math.max(unit * readUnitBytes, from), mdtBytes);
         long end = Math.min(Math.min((unit + 1) * readUnitBytes, sizeBytes), limit);
-        return fetch(start, (int) Math.max(0, end - start));
-    }
-
-    /** Fetches [offset, offset + length) from all the chunks it spans in parallel. */
-    private CompletableFuture<Extent> fetch(long offset, int length) {
-        List<Piece> pieces = StripeMath.pieces(layout, offset, length);
-        Extent extent = new Extent(offset, length, pieces);
-        List<CompletableFuture<Void>> reads = new ArrayList<>(pieces.size());
-        for (int i = 0; i < pieces.size(); i++) {
-            reads.add(readPiece(pieces.get(i), extent, i, 0, false, Retry.deadlineNanos(client.retryMillis())));
-        }
-        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).handle((ignored, failure) -> {
-            if (failure != null) {
-                extent.release();
-                throw RpcClient.unwrap(failure);
-            }
-            return extent;
-        });
-    }
-
-    /**
-     * Reads one piece from a serving member of its chain: members take turns by chunk (so a
-     * sequential read spreads over all replicas) and each retry moves to the next one; a member
-     * holding an uncommitted write sends the read to the tail ({@code fromTail}).
-     */
-    private CompletableFuture<Void> readPiece(Piece piece, Extent extent, int index, int attempt, boolean fromTail, long deadlineNanos) {
-        ChainInfo chain;
-        try {
-            chain = client.chain(layout.chainIds().get(piece.objectIndex()));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        List<Integer> serving = chain.targetIds();
-        int targetId = fromTail ? serving.getLast()
-                : serving.get((int) Math.floorMod(piece.chunkIndex() + piece.objectIndex() + inodeId + attempt, (long) serving.size()));
-        LocalChunkReader local = chain.replicas() == 1 ? client.localReader() : null;
-        java.nio.file.Path localRoot = local == null || attempt > 0 ? null : local.localRoot(targetId);
-        if (localRoot != null) {
-            return CompletableFuture.supplyAsync(() -> local.read(localRoot, inodeId, piece), client.localReadExecutor())
-                    .handle((slice, failure) -> {
-                        if (failure == null) {
-                            extent.set(index, slice);
-                            return CompletableFuture.<Void>completedFuture(null);
-                        }
-                        return readPiece(piece, extent, index, 1, false, deadlineNanos); // over the network, with its own retries
-                    }).thenCompose(f -> f);
-        }
-        ReadChunk request = new ReadChunk(targetId, new ChunkId(inodeId, piece.objectIndex(), piece.chunkIndex()),
-                piece.chunkOffset(), piece.length(), chain.chainId());
-        CompletableFuture<RpcResponse<ReadChunkResult>> call;
-        try {
-            call = client.storage(targetId).callAsync(request, null, Duration.ofMillis(client.timeoutMillis()));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return call.handle((response, failure) -> {
-            if (failure == null) {
-                try (response) {
-                    extent.set(index, verifiedSlice(response.message(), response.data(), piece));
-                    return CompletableFuture.<Void>completedFuture(null);
-                } catch (PlinthException e) {
-                    failure = e;
-                }
-            }
-            RuntimeException error = RpcClient.unwrap(failure);
-            // a write racing with this read can change a block after its CRC was taken: read it again, a few times;
-            // an unavailable target is retried until the retry window closes (a server restarting, a failover)
-            boolean retry = error instanceof PlinthException plinth
-                    && ((plinth.code() == ErrorCode.CHECKSUM_MISMATCH && attempt < CHECKSUM_RETRIES)
-                            || (plinth.code().retryable() && System.nanoTime() < deadlineNanos));
-            if (error instanceof PlinthException plinth && plinth.code() == ErrorCode.NOT_COMMITTED && !fromTail) {
-                return CompletableFuture.supplyAsync(() -> readPiece(piece, extent, index, attempt, true, deadlineNanos),
-                        client.retryExecutor()).thenCompose(f -> f);
-            }
-            if (retry) {
-                long delayMillis = serving.size() > 1 && attempt == 0 ? 0 : Math.min(1000, 20L << Math.min(attempt, 6));
-                return CompletableFuture.supplyAsync(() -> {
-                    if (plinthCode(error) != ErrorCode.CHECKSUM_MISMATCH) {
-                        client.refreshClusterMapSoon();
-                    } else if (serving.size() > 1) {
-                        reportDamaged(targetId, request.chunk()); // the next try reads another replica
-                    }
-                    return readPiece(piece, extent, index, attempt + 1, false, deadlineNanos);
-                }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)).thenCompose(f -> f);
-            }
-            return CompletableFuture.<Void>failedFuture(error);
-        }).thenCompose(f -> f);
-    }
-
-    /** Asks a target to check a chunk that failed its CRCs here and repair it from a replica; best effort. */
-    private void reportDamaged(int targetId, ChunkId chunk) {
-        try {
-            client.storage(targetId).callAsync(new RepairChunk(targetId, chunk), null, Duration.ofMillis(client.timeoutMillis()))
-                    .whenComplete((response, failure) -> {
-                        if (response != null) {
-                            response.close();
-                        }
-                    });
-        } catch (RuntimeException e) {
-            // the scrubber finds it anyway
-        }
-    }
-
-    private static ErrorCode plinthCode(RuntimeException error) {
-        return error instanceof PlinthException plinth ? plinth.code() : null;
-    }
-
-    /**
-     * Checks every block of the reply against its stored CRC and returns a retained slice of the
-     * piece's bytes that the chunk holds (shorter than the piece where the chunk ends: a hole).
-     */
-    private static ByteBuf verifiedSlice(ReadChunkResult header, ByteBuf data, Piece piece) {
-        int block = Crc32cBlocks.BLOCK_BYTES;
-        int dataLength = data.readableBytes();
-        int expectedLength = Math.max(0, Math.min(header.chunkLength(), header.alignedOffset() + dataLength) - header.alignedOffset());
-        if (dataLength != expectedLength || header.blockCrcs().size() != Crc32cBlocks.blockCount(dataLength)) {
-            throw new PlinthException(ErrorCode.PROTOCOL_ERROR, "read reply of " + dataLength + " bytes with "
-                    + header.blockCrcs().size() + " checksums");
-        }
-        for (int i = 0; i < header.blockCrcs().size(); i++) {
-            int start = data.readerIndex() + i * block;
-            int count = Math.min(block, dataLength - i * block);
-            if (Crc32cBlocks.crc(data.nioBuffers(start, count)) != header.blockCrcs().get(i)) { // no merging copy where the reply arrived in pieces
-                throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block at " + (header.alignedOffset() + i * block)
-                        + " of chunk " + piece.chunkIndex() + " (object " + piece.objectIndex() + ")");
-            }
-        }
-        int skip = Math.min(dataLength, Math.max(0, piece.chunkOffset() - header.alignedOffset()));
-        int available = Math.max(0, Math.min(piece.length(), dataLength - skip));
-        return data.retainedSlice(data.readerIndex() + skip, available);
+        return stripes.read(start, (int) Math.max(0, end - start));
     }
 
     /** Flushes, settles size and mtime, and ends this open; reports a failed write-behind. */

@@ -12,9 +12,28 @@ import java.util.List;
  * live in the metadata service with the inode (0: none), so a small file costs no storage round
  * trip. The stripes keep the striping math of the file offset; they simply never hold bytes below
  * {@code mdtBytes}. Fixed when the file is created, so a file never changes where a byte lives.
+ *
+ * <p>How the bytes are protected and encoded are two more choices, each with one implementation
+ * of the client's StripeIo per value: {@code protection} REPLICATED keeps {@code replicas} copies
+ * on chains; ERASURE_CODED splits each stripe into {@code dataCells} data and
+ * {@code parityCells} parity cells. {@code encoding} NONE stores bytes as written, LZ4 and ZSTD
+ * compress them in blocks. HSM state (archived, released) is the inode's, not the layout's.
+ * {@code version} says which of these fields a stored layout had: records only gain components
+ * at the end, so a layout written before them reads as version 1, replicated and unencoded.
  */
 public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
-                     List<Integer> chainIds, int mdtBytes) {
+                     List<Integer> chainIds, int mdtBytes, Protection protection, int dataCells, int parityCells, Encoding encoding,
+                     int version) {
+    /** How a file's bytes survive a lost target. Stored by ordinal: only append. */
+    public enum Protection { REPLICATED, ERASURE_CODED }
+
+    /** How a file's bytes are stored: as written, or compressed in blocks. Stored by ordinal: only append. */
+    public enum Encoding { NONE, LZ4, ZSTD }
+
+    /** The layout record's format: 1 had no protection or encoding (replicated, as written); 2 has them. */
+    public static final int VERSION = 2;
+    public static final int EC_DATA_CELLS_MAX = 32;
+    public static final int EC_PARITY_CELLS_MAX = 16;
     public static final int STRIPE_COUNT_MAX = 256;
     public static final int STRIPE_SIZE_UNIT = 64 * 1024;
     public static final int STRIPE_SIZE_MAX = 64 * 1024 * 1024;
@@ -29,6 +48,17 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
 
     public Layout {
         chainIds = List.copyOf(chainIds);
+        if (version == 0) { // written before protection and encoding were fields
+            version = 1;
+        }
+        protection = protection == null ? Protection.REPLICATED : protection;
+        encoding = encoding == null ? Encoding.NONE : encoding;
+    }
+
+    /** A replicated, unencoded layout (what every layout was before protection and encoding). */
+    public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds, int mdtBytes) {
+        this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, Protection.REPLICATED, 0, 0, Encoding.NONE,
+                VERSION);
     }
 
     /** A layout without a Data-on-MDT component. */
@@ -72,11 +102,31 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
         if (!chainIds.isEmpty() && chainIds.size() != stripeCount) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "layout names %d chains for %d stripes", chainIds.size(), stripeCount);
         }
+        if (protection == Protection.ERASURE_CODED) {
+            if (dataCells < 1 || dataCells > EC_DATA_CELLS_MAX || parityCells < 1 || parityCells > EC_PARITY_CELLS_MAX) {
+                throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "erasure coding %d+%d: data cells must be 1..%d and parity cells 1..%d",
+                        dataCells, parityCells, EC_DATA_CELLS_MAX, EC_PARITY_CELLS_MAX);
+            }
+            if (replicas != 1) {
+                throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "an erasure-coded layout has no replicas (its parity protects it)");
+            }
+        } else if (dataCells != 0 || parityCells != 0) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "a replicated layout has no data or parity cells");
+        }
+        if (version < 1 || version > VERSION) {
+            throw PlinthException.of(ErrorCode.NOT_SUPPORTED, "layout format %d (this version reads up to %d)", version, VERSION);
+        }
         return this;
     }
 
+    /** Whether this software stores files with this layout: replicated and as written (erasure coding and compression are not built). */
+    public boolean supported() {
+        return protection == Protection.REPLICATED && encoding == Encoding.NONE;
+    }
+
     public Layout withChains(List<Integer> chains) {
-        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes);
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes, protection, dataCells, parityCells,
+                encoding, version);
     }
 
     /** The template part of the layout (no chains), as a directory stores it. */

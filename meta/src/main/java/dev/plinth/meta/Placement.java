@@ -30,6 +30,7 @@ final class Placement {
      * members are on distinct nodes).
      */
     void requirePlaceable(Layout template, ClusterMap map) {
+        requireSupported(template);
         PoolInfo pool = pool(template, map);
         Set<Integer> nodes = new HashSet<>();
         for (int targetId : pool.targetIds()) {
@@ -44,6 +45,14 @@ final class Placement {
         }
     }
 
+    /** Only what files can be stored with: replicated and as written (erasure coding and compression are to come). */
+    private static void requireSupported(Layout template) {
+        if (!template.supported()) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "layouts that are " + template.protection().name().toLowerCase(java.util.Locale.ROOT)
+                    + " or " + template.encoding().name().toLowerCase(java.util.Locale.ROOT) + " are not built yet");
+        }
+    }
+
     private static PoolInfo pool(Layout template, ClusterMap map) {
         PoolInfo pool = map.pool(template.pool());
         if (pool == null) {
@@ -53,6 +62,7 @@ final class Placement {
     }
 
     Layout place(Layout template, ClusterMap map) {
+        requireSupported(template);
         PoolInfo pool = pool(template, map);
         Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
         // best first: healthy chains with room, degraded ones with room (a member away), then full ones
@@ -89,6 +99,7 @@ final class Placement {
         for (int i = 0; i < count; i++) {
             chosen.add(candidates.get((start + i) % candidates.size()).chainId());
         }
-        return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen, template.mdtBytes());
+        return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen,
+                template.mdtBytes(), template.protection(), template.dataCells(), template.parityCells(), template.encoding(), template.version());
     }
 }

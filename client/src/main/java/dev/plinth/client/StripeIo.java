@@ -1,0 +1,44 @@
+package dev.plinth.client;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * How a file's bytes past its Data-on-MDT part lie on the targets: the one line along which
+ * layouts differ. {@link PlinthFile} keeps what every layout shares (write-behind and its
+ * ordering, the Data-on-MDT part, read-ahead, size and mtime); an implementation maps byte
+ * ranges onto target requests, with its own checksums, retries and repair. Replicated chains
+ * ({@link ReplicatedChains}) are one; erasure-coded stripes and compressed blocks are others,
+ * chosen by the file's layout ({@link #of}). Thread-safe: a handle calls it under its own lock,
+ * and its futures complete on network threads.
+ */
+interface StripeIo {
+    /**
+     * Stores {@code length} bytes of {@code source} (from its position; copied before this
+     * returns, so the caller may reuse it) at file offset {@code offset}; the future completes when
+     * every byte is acknowledged as the layout defines it, or fails with the first failure once
+     * retries are over. Takes its share of the client's write budget while in flight.
+     */
+    CompletableFuture<Void> write(long offset, ByteBuffer source, int length);
+
+    /** Reads [offset, offset + length), verified; holes read as zeros. */
+    CompletableFuture<Extent> read(long offset, int length);
+
+    /** Cuts (or extends) the stored bytes from a file of at most {@code oldSize} bytes to {@code newSize}. */
+    void truncate(long oldSize, long newSize);
+
+    /** Makes everything acknowledged so far durable on the targets (fsync). */
+    void sync();
+
+    /** The implementation a file's layout chooses. */
+    static StripeIo of(PlinthClient client, long inodeId, Layout layout) {
+        if (layout.protection() != Layout.Protection.REPLICATED || layout.encoding() != Layout.Encoding.NONE) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "this client cannot read or write a " + layout.protection().name().toLowerCase(
+                    java.util.Locale.ROOT) + ", " + layout.encoding().name().toLowerCase(java.util.Locale.ROOT) + " layout");
+        }
+        return new ReplicatedChains(client, inodeId, layout);
+    }
+}

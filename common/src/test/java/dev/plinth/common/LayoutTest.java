@@ -1,0 +1,43 @@
+package dev.plinth.common;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.plinth.common.codec.RecordCodec;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LayoutTest {
+    /** A layout as stored before protection, encoding and version were fields. */
+    record LayoutBeforeVersion2(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds,
+                                int mdtBytes) {}
+
+    @Test
+    void aLayoutStoredBeforeProtectionAndEncodingReadsAsReplicatedVersion1() {
+        byte[] stored = RecordCodec.encode(new LayoutBeforeVersion2(2, 1 << 20, 4 << 20, "fast", 2, List.of(7, 8), 64 << 10));
+        Layout read = RecordCodec.decode(Layout.class, stored).validate();
+        assertThat(read.protection()).isEqualTo(Layout.Protection.REPLICATED);
+        assertThat(read.encoding()).isEqualTo(Layout.Encoding.NONE);
+        assertThat(read.version()).isEqualTo(1);
+        assertThat(read.supported()).isTrue();
+        assertThat(read.chainIds()).containsExactly(7, 8);
+        assertThat(read.withChains(List.of(1, 2)).version()).as("a file keeps the format its layout had").isEqualTo(1);
+        assertThat(new Layout(1, 1 << 20, 1 << 20, "default", 1, List.of()).version()).isEqualTo(Layout.VERSION);
+    }
+
+    @Test
+    void erasureCodingAndEncodingAreValidatedAndNamedUnsupported() {
+        Layout ec = new Layout(6, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
+                Layout.Encoding.NONE, Layout.VERSION).validate();
+        assertThat(ec.supported()).isFalse();
+        assertThat(RecordCodec.decode(Layout.class, RecordCodec.encode(ec))).isEqualTo(ec);
+        assertThatThrownBy(() -> new Layout(6, 1 << 20, 1 << 20, "default", 2, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
+                Layout.Encoding.NONE, Layout.VERSION).validate()).hasMessageContaining("no replicas");
+        assertThatThrownBy(() -> new Layout(6, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.ERASURE_CODED, 0, 2,
+                Layout.Encoding.NONE, Layout.VERSION).validate()).hasMessageContaining("data cells");
+        assertThatThrownBy(() -> new Layout(1, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.REPLICATED, 0, 0,
+                Layout.Encoding.ZSTD, Layout.VERSION + 1).validate()).isInstanceOf(PlinthException.class).hasMessageContaining("format");
+        assertThat(new Layout(1, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.REPLICATED, 0, 0, Layout.Encoding.LZ4,
+                Layout.VERSION).validate().supported()).isFalse();
+    }
+}
