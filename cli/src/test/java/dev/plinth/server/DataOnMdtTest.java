@@ -115,19 +115,19 @@ class DataOnMdtTest {
             byte[] second = new byte[MDT_BYTES];
             new Random(13).nextBytes(second);
             var xattr = new dev.plinth.wire.messages.MetaMessages.Xattr("user.v", new byte[] {1});
-            client.putWhole(dir, "k", 0644, first, 7_000_000_000L, List.of(xattr), true);
+            client.objects().putWhole(dir, "k", 0644, first, 7_000_000_000L, List.of(xattr), true);
             assertThat(readAll(client, "/put/k")).isEqualTo(first);
             assertThat(client.stat("/put/k").mtimeNanos()).isEqualTo(7_000_000_000L);
             assertThat(client.stat("/put/k").sizeBytes()).isEqualTo(first.length);
             assertThat(client.stat("/put/k").mode()).isEqualTo(0100644);
             assertThat(client.getXattr(client.stat("/put/k").inodeId(), "user.v")).containsExactly(1);
-            assertThatThrownBy(() -> client.putWhole(dir, "k", 0644, second, 1, List.of(), true))
+            assertThatThrownBy(() -> client.objects().putWhole(dir, "k", 0644, second, 1, List.of(), true))
                     .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ALREADY_EXISTS));
-            assertThatThrownBy(() -> client.putWhole(dir, "big", 0644, new byte[MDT_BYTES + 1], 1, List.of(), false))
+            assertThatThrownBy(() -> client.objects().putWhole(dir, "big", 0644, new byte[MDT_BYTES + 1], 1, List.of(), false))
                     .isInstanceOfSatisfying(PlinthException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
             assertThat(client.statFs().inodes()).as("refused puts leave no file").isEqualTo(inodes + 1);
             assertThat(mdtDataBytes(cluster)).isEqualTo(first.length);
-            client.putWhole(dir, "k", 0644, second, 8_000_000_000L, List.of(), false);
+            client.objects().putWhole(dir, "k", 0644, second, 8_000_000_000L, List.of(), false);
             assertThat(readAll(client, "/put/k")).isEqualTo(second);
             assertThat(client.statFs().inodes()).as("the replaced file went").isEqualTo(inodes + 1);
             assertThat(mdtDataBytes(cluster)).as("and its bytes with it").isEqualTo(second.length);
@@ -149,23 +149,23 @@ class DataOnMdtTest {
             long dir = client.mkdirs("/s", 0755).inodeId();
             client.setLayout("/s", LAYOUT);
             byte[] bytes = "small".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            client.putWhole(dir, "open", 0644, bytes, 1, List.of(), false);
-            client.putWhole(dir, "private", 0600, bytes, 1, List.of(), false);
+            client.objects().putWhole(dir, "open", 0644, bytes, 1, List.of(), false);
+            client.objects().putWhole(dir, "private", 0600, bytes, 1, List.of(), false);
             try (PlinthFile file = client.create("/s/grown", 0644, true, LAYOUT)) {
                 file.write(MDT_BYTES, ByteBuffer.wrap(bytes)); // past the part: not all on the MDT
             }
             try (PlinthFile file = client.create("/s/holes", 0644, true, LAYOUT)) {
                 file.truncate(100); // nothing stored: all zeros
             }
-            assertThat(stranger.statWithXattrAndBytes("/s/open", null, 1 << 20).fileBytes()).isEqualTo(bytes);
-            assertThat(stranger.statWithXattrAndBytes("/s/open", null, 4).fileBytes()).as("larger than asked").isNull();
-            assertThat(stranger.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).as("not readable").isNull();
-            assertThat(client.statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).isEqualTo(bytes);
+            assertThat(stranger.objects().statWithXattrAndBytes("/s/open", null, 1 << 20).fileBytes()).isEqualTo(bytes);
+            assertThat(stranger.objects().statWithXattrAndBytes("/s/open", null, 4).fileBytes()).as("larger than asked").isNull();
+            assertThat(stranger.objects().statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).as("not readable").isNull();
+            assertThat(client.objects().statWithXattrAndBytes("/s/private", null, 1 << 20).fileBytes()).isEqualTo(bytes);
             // a file past its part: the part alone (nothing written there: zeros), for a reader to take the rest from the chunks
-            assertThat(client.statWithXattrAndBytes("/s/grown", null, 1 << 20).fileBytes()).isEqualTo(new byte[MDT_BYTES]);
-            assertThat(client.statWithXattrAndBytes("/s/grown", null, MDT_BYTES - 1).fileBytes()).as("a part larger than asked").isNull();
-            assertThat(client.statWithXattrAndBytes("/s/holes", null, 1 << 20).fileBytes()).isEqualTo(new byte[100]);
-            assertThat(client.statWithXattrAndBytes("/s", null, 1 << 20).fileBytes()).as("a directory").isNull();
+            assertThat(client.objects().statWithXattrAndBytes("/s/grown", null, 1 << 20).fileBytes()).isEqualTo(new byte[MDT_BYTES]);
+            assertThat(client.objects().statWithXattrAndBytes("/s/grown", null, MDT_BYTES - 1).fileBytes()).as("a part larger than asked").isNull();
+            assertThat(client.objects().statWithXattrAndBytes("/s/holes", null, 1 << 20).fileBytes()).isEqualTo(new byte[100]);
+            assertThat(client.objects().statWithXattrAndBytes("/s", null, 1 << 20).fileBytes()).as("a directory").isNull();
         }
     }
 
@@ -188,7 +188,7 @@ class DataOnMdtTest {
                         byte[] bytes = new byte[Layout.MDT_BYTES_MAX];
                         Arrays.fill(bytes, (byte) index);
                         start.await();
-                        client.putWhole(dir, "f" + index, 0644, bytes, 1, List.of(), false);
+                        client.objects().putWhole(dir, "f" + index, 0644, bytes, 1, List.of(), false);
                         return null;
                     }));
                 }

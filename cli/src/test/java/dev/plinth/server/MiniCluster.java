@@ -4,18 +4,25 @@ import dev.plinth.client.ClientOptions;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Config;
 import dev.plinth.common.Credentials;
+import dev.plinth.testing.AdjustableClock;
 import dev.plinth.wire.ClusterSecret;
 import java.nio.file.Path;
 
-/** The embedded server on ephemeral ports in a test directory, and clients for it. */
+/**
+ * The embedded server on ephemeral ports in a test directory, and clients for it, all reading
+ * time from one {@link AdjustableClock}: a test moves it forward ({@link #clock()}) to let a lease
+ * expire or an expiry pass instead of sleeping.
+ */
 public final class MiniCluster implements AutoCloseable {
     private final EmbeddedServer server;
     private final Config config;
+    private final AdjustableClock clock;
     private final int leaksBefore;
     private final int reportsBefore;
 
-    private MiniCluster(EmbeddedServer server, Config config, int leaksBefore, int reportsBefore) {
+    private MiniCluster(EmbeddedServer server, Config config, AdjustableClock clock, int leaksBefore, int reportsBefore) {
         this.server = server;
+        this.clock = clock;
         this.config = config;
         this.leaksBefore = leaksBefore;
         this.reportsBefore = reportsBefore;
@@ -32,7 +39,13 @@ public final class MiniCluster implements AutoCloseable {
 
     public static MiniCluster start(Path directory, Config config) {
         int leaksBefore = LeakCounter.collect();
-        return new MiniCluster(EmbeddedServer.start(directory, config), config, leaksBefore, LeakCounter.REPORTS.length());
+        AdjustableClock clock = new AdjustableClock();
+        return new MiniCluster(EmbeddedServer.start(directory, config, clock), config, clock, leaksBefore, LeakCounter.REPORTS.length());
+    }
+
+    /** The clock the server and every client of this cluster read. */
+    public AdjustableClock clock() {
+        return clock;
     }
 
     public EmbeddedServer server() {
@@ -49,7 +62,7 @@ public final class MiniCluster implements AutoCloseable {
 
     public PlinthClient client(Credentials credentials, Config clientConfig) {
         return PlinthClient.connect(new ClientOptions(server.rpcAddress(), ClusterSecret.read(server.secretFile()), credentials,
-                clientConfig, "test"));
+                clientConfig, "test").withClock(clock));
     }
 
     /** The value of one series on the server's /metrics page, named as it is printed: {@code plinth_meta_inodes{mdt="0"}}. */

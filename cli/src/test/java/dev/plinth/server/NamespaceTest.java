@@ -345,7 +345,7 @@ class NamespaceTest {
                     while (!done.get()) {
                         for (String path : List.of("/cachedfiles/f", "/cachedfiles/g")) {
                             try {
-                                readers.statWithXattrAndBytes(path, "user.v", 4096);
+                                readers.objects().statWithXattrAndBytes(path, "user.v", 4096);
                             } catch (PlinthException e) {
                                 // missing at this moment: what it sees is checked below
                             }
@@ -357,23 +357,23 @@ class NamespaceTest {
                 for (int i = 0; i < 100; i++) {
                     byte[] bytes = ("version " + i).getBytes(StandardCharsets.UTF_8);
                     // replaced whole, as an S3 PUT does: new inode, bytes and xattr under the same name
-                    long inode = root.putWhole(dir, "f", 0644, bytes, 0, List.of(new MetaMessages.Xattr("user.v", bytes)), false).inodeId();
-                    MetaMessages.AttributesReply seen = root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096);
+                    long inode = root.objects().putWhole(dir, "f", 0644, bytes, 0, List.of(new MetaMessages.Xattr("user.v", bytes)), false).inodeId();
+                    MetaMessages.AttributesReply seen = root.objects().statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096);
                     assertThat(seen.attributes().inodeId()).isEqualTo(inode);
                     assertThat(seen.fileBytes()).isEqualTo(bytes);
                     assertThat(seen.xattrValue()).isEqualTo(bytes);
                     // the same inode changed in place: its xattr, its bytes through a handle, its length
                     root.setXattr(inode, "user.v", "changed".getBytes(StandardCharsets.UTF_8), 0);
-                    assertThat(root.statWithXattr("/cachedfiles/f", "user.v").xattrValue()).asString().isEqualTo("changed");
+                    assertThat(root.objects().statWithXattr("/cachedfiles/f", "user.v").xattrValue()).asString().isEqualTo("changed");
                     root.removeXattr(inode, "user.v");
-                    assertThat(root.statWithXattr("/cachedfiles/f", "user.v").xattrValue()).isNull();
+                    assertThat(root.objects().statWithXattr("/cachedfiles/f", "user.v").xattrValue()).isNull();
                     try (PlinthFile file = root.open("/cachedfiles/f", true)) {
                         file.write(0, ByteBuffer.wrap("VERSION".getBytes(StandardCharsets.UTF_8)));
                     }
                     assertThat(readFile(readers, "/cachedfiles/f")).isEqualTo("VERSION " + i);
-                    assertThat(root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VERSION " + i);
+                    assertThat(root.objects().statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VERSION " + i);
                     root.setAttr(inode, MetaMessages.SET_SIZE, 0, 0, 0, 3, 0, 0);
-                    assertThat(root.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VER");
+                    assertThat(root.objects().statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096).fileBytes()).asString().isEqualTo("VER");
                     // a file renamed over it, then the name removed
                     writeFile(root, "/cachedfiles/g", "other " + i);
                     long other = root.stat("/cachedfiles/g").inodeId();
@@ -382,7 +382,7 @@ class NamespaceTest {
                     assertThat(readers.stat("/cachedfiles/f").inodeId()).isEqualTo(other);
                     assertThat(readFile(readers, "/cachedfiles/f")).isEqualTo("other " + i);
                     root.unlink(dir, "f");
-                    fails(ErrorCode.NOT_FOUND, () -> readers.statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096));
+                    fails(ErrorCode.NOT_FOUND, () -> readers.objects().statWithXattrAndBytes("/cachedfiles/f", "user.v", 4096));
                 }
             } finally {
                 done.set(true);

@@ -9,9 +9,11 @@ import dev.plinth.wire.HostPort;
 
 /**
  * How to reach a cluster and as whom. {@code servers}: the mgmt addresses to bootstrap from (the
- * all-in-one server's, or the replicas of a mgmt group).
+ * all-in-one server's, or the replicas of a mgmt group). {@code clock}: what deadlines and
+ * leases are read against (the machine's; a test's own to move them forward).
  */
-public record ClientOptions(java.util.List<HostPort> servers, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
+public record ClientOptions(java.util.List<HostPort> servers, ClusterSecret secret, Credentials credentials, Config config, String clientName,
+                            dev.plinth.common.Clock clock) {
     public ClientOptions {
         servers = java.util.List.copyOf(servers);
         if (servers.isEmpty()) {
@@ -21,10 +23,19 @@ public record ClientOptions(java.util.List<HostPort> servers, ClusterSecret secr
         requireNonNull(credentials, "credentials is null");
         requireNonNull(config, "config is null");
         requireNonNull(clientName, "clientName is null");
+        requireNonNull(clock, "clock is null");
+    }
+
+    public ClientOptions(java.util.List<HostPort> servers, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
+        this(servers, secret, credentials, config, clientName, dev.plinth.common.Clock.SYSTEM);
     }
 
     public ClientOptions(HostPort server, ClusterSecret secret, Credentials credentials, Config config, String clientName) {
         this(java.util.List.of(server), secret, credentials, config, clientName);
+    }
+
+    public ClientOptions withClock(dev.plinth.common.Clock other) {
+        return new ClientOptions(servers, secret, credentials, config, clientName, other);
     }
 
     /** The first mgmt address: the one the cluster is named by. */
@@ -33,7 +44,7 @@ public record ClientOptions(java.util.List<HostPort> servers, ClusterSecret secr
     }
 
     public ClientOptions withCredentials(Credentials other) {
-        return new ClientOptions(servers, secret, other, config, clientName);
+        return new ClientOptions(servers, secret, other, config, clientName, clock);
     }
 
     /**

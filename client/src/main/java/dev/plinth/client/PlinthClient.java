@@ -63,6 +63,7 @@ public final class PlinthClient implements AutoCloseable {
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
     private final JobStats jobStats;
+    private final ObjectAccess objects = new ObjectAccess(this);
     private final WriteBudget writeBudget;
     private final ReadAheadBudget readAheadBudget;
     /**
@@ -184,6 +185,16 @@ public final class PlinthClient implements AutoCloseable {
     /** The credentials of the current call: the bound {@link #CALLER}, else this client's own. */
     public Credentials caller() {
         return CALLER.isBound() ? CALLER.get() : options.credentials();
+    }
+
+    /** What this client's deadlines and leases are read against. */
+    public dev.plinth.common.Clock clock() {
+        return options.clock();
+    }
+
+    /** The calls that serve an object store over this client's namespace (the S3 gateway). */
+    public ObjectAccess objects() {
+        return objects;
     }
 
     /** The short-circuit reader, or null when short-circuit reads are off. */
@@ -435,11 +446,6 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.ReadDirPlus(header(), inodeId, afterName, limit));
     }
 
-    /** A readdir page with attributes and each entry's {@code xattrName} (null where absent or unreadable). */
-    public MetaMessages.ReadDirPlusReply readDirPlus(long inodeId, String afterName, int limit, String xattrName) {
-        return meta(new MetaMessages.ReadDirPlus(header(), inodeId, afterName, limit, xattrName));
-    }
-
     public Attributes mkdir(long parentId, String name, int mode) {
         return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode)).attributes();
     }
@@ -571,26 +577,6 @@ public final class PlinthClient implements AutoCloseable {
         return new PlinthFile(this, attributes, false, false);
     }
 
-    /**
-     * A read-only handle on a file that a lookup has just found ({@code lookupSentNanos}: the
-     * System.nanoTime before the lookup went out), with no metadata change to open or close it
-     * while its reads are quick. What it reads within half of
-     * {@link MetaMessages#REMOVED_FILE_KEPT_MILLIS} after the lookup is the file's even if the
-     * file is removed meanwhile, since its chunks outlive it at least that long; a reader still
-     * reading after that opens the file then, once (counted: the file stays readable until the
-     * handle closes), or fails with NOT_FOUND if it is gone. For servers answering whole reads
-     * of files they looked up (the S3 gateway), where an open and a close were two of the three
-     * metadata requests of a GET and the only changes. {@code mdtPart}: the file's Data-on-MDT
-     * part as the lookup gave it ({@link #statWithXattrAndBytes}; null: none), which the handle
-     * then reads instead of asking the metadata service, and which is the file's even if it was
-     * removed since (that part goes with the inode, not the chunks).
-     */
-    public PlinthFile openLookedUp(Attributes attributes, byte[] mdtPart, long lookupSentNanos) {
-        PlinthFile file = openUncounted(attributes);
-        file.readWithoutOpen(new PlinthFile.LookedUp(lookupSentNanos + TimeUnit.MILLISECONDS.toNanos(MetaMessages.REMOVED_FILE_KEPT_MILLIS / 2), mdtPart));
-        return file;
-    }
-
     /** Counts an open of the file for this client's session (an unlinked file stays readable until it is closed); its attributes. */
     Attributes openCounted(long inodeId, boolean write) {
         return this.<AttributesReply>meta(new MetaMessages.Open(header(), inodeId, write)).attributes();
@@ -613,26 +599,6 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.Close(header(), inodeId, writtenEndBytes, wrote, release, inline)).attributes();
     }
 
-    /**
-     * Creates a file of {@code bytes} in directory {@code parentId} and names it {@code name} (over
-     * an existing file unless {@code noReplace}) with {@code mtimeNanos} and {@code xattrs}, as one
-     * metadata change ({@link MetaMessages.PutWhole}). The bytes must fit in the directory's
-     * Data-on-MDT part (INVALID_ARGUMENT otherwise; write them through {@link #createUnnamed} then).
-     */
-    public Attributes putWhole(long parentId, String name, int mode, byte[] bytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs,
-                               boolean noReplace) {
-        return putWhole(parentId, name, mode, bytes, mtimeNanos, xattrs, noReplace, 0);
-    }
-
-    /** As above; with {@code onlyReplacing} not 0, {@code name} must name that inode now (else CHANGED). */
-    public Attributes putWhole(long parentId, String name, int mode, byte[] bytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs,
-                               boolean noReplace, long onlyReplacing) {
-        Attributes attributes = this.<AttributesReply>meta(new MetaMessages.PutWhole(header(), parentId, name, mode, null, bytes, mtimeNanos,
-                xattrs, noReplace, onlyReplacing)).attributes();
-        jobStats.write(currentJob(), bytes.length);
-        return attributes;
-    }
-
     void writeInline(long inodeId, MetaMessages.InlineWrite write) {
         meta(new MetaMessages.WriteInline(header(), inodeId, write));
     }
@@ -651,7 +617,7 @@ public final class PlinthClient implements AutoCloseable {
      * Runs a call made for {@code path}, and names the path in its failure: the metadata service
      * names inodes ("not a directory: inode 0000000000000004"), which a user does not know.
      */
-    private static <T> T atPath(String path, java.util.function.Supplier<T> call) {
+    static <T> T atPath(String path, java.util.function.Supplier<T> call) {
         try {
             return call.get();
         } catch (PlinthException e) {
@@ -661,25 +627,6 @@ public final class PlinthClient implements AutoCloseable {
             }
             throw new PlinthException(e.code(), detail.isEmpty() || detail.contains("inode ") ? path : path + ": " + detail, e);
         }
-    }
-
-    /** stat and getxattr in one request: the attributes, and {@code xattrName}'s value (null where absent or unreadable). */
-    public AttributesReply statWithXattr(String path, String xattrName) {
-        return atPath(path, () -> meta(new MetaMessages.ResolvePath(header(), path, true, xattrName)));
-    }
-
-    /**
-     * As {@link #statWithXattr}, and the file's Data-on-MDT part too (all of a file that short) if
-     * it is at most {@code fileBytesMax} long and the caller may read it
-     * ({@link AttributesReply#fileBytes()}): attributes, xattr and bytes from one snapshot, in one
-     * query. A longer file's part is for {@link #openLookedUp}.
-     */
-    public AttributesReply statWithXattrAndBytes(String path, String xattrName, int fileBytesMax) {
-        AttributesReply reply = atPath(path, () -> meta(new MetaMessages.ResolvePath(header(), path, true, xattrName, fileBytesMax)));
-        if (reply.fileBytes() != null && reply.fileBytes().length == reply.attributes().sizeBytes()) {
-            jobStats.read(currentJob(), reply.fileBytes().length); // the whole file was read (a part is counted when a handle reads it)
-        }
-        return reply;
     }
 
     public Attributes lstat(String path) {

@@ -462,7 +462,7 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     /**
-     * A handle's lookup ({@link PlinthClient#openLookedUp}): from when (System.nanoTime) its reads
+     * A handle's lookup ({@link ObjectAccess#openLookedUp}): from when (the client's clock) its reads
      * need the file opened, and the Data-on-MDT part the lookup brought (null: none).
      */
     record LookedUp(long openByNanos, byte[] mdtPart) {}
@@ -480,7 +480,7 @@ public final class PlinthFile implements AutoCloseable {
      * the chunks from then on. A file removed meanwhile fails the read (NOT_FOUND).
      */
     private void openIfReadingLong() {
-        if (lookedUp != null && !counted && System.nanoTime() - lookedUp.openByNanos() >= 0) {
+        if (lookedUp != null && !counted && client.clock().nanoTime() - lookedUp.openByNanos() >= 0) {
             client.openCounted(inodeId, false);
             counted = true;
         }

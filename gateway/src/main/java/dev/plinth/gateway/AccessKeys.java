@@ -30,8 +30,8 @@ final class AccessKeys {
 
     /** The key, or null if the cluster has none by that id. */
     AccessKey find(String accessKeyId) {
-        long askedNanos = System.nanoTime();
-        if (System.currentTimeMillis() - fetchedAtMillis > REFRESH_MILLIS) {
+        long askedNanos = client.clock().nanoTime();
+        if (client.clock().currentTimeMillis() - fetchedAtMillis > REFRESH_MILLIS) {
             refresh(askedNanos);
         }
         AccessKey key = keys.get(accessKeyId);
@@ -52,11 +52,11 @@ final class AccessKeys {
         if (fetched && fetchStartedNanos - askedNanos >= 0) {
             return;
         }
-        long started = System.nanoTime();
+        long started = client.clock().nanoTime();
         List<AccessKey> list = client.accessKeys();
         keys = list.stream().collect(Collectors.toUnmodifiableMap(AccessKey::accessKeyId, Function.identity(), (a, b) -> a));
         fetchStartedNanos = started;
         fetched = true;
-        fetchedAtMillis = System.currentTimeMillis();
+        fetchedAtMillis = client.clock().currentTimeMillis();
     }
 }

@@ -25,11 +25,13 @@ final class Authenticator {
 
     private final AccessKeys keys;
     private final Credentials anonymousCredentials;
+    private final dev.plinth.common.Clock clock;
 
-    /** {@code anonymousCredentials} null: anonymous requests are refused. */
-    Authenticator(AccessKeys keys, Credentials anonymousCredentials) {
+    /** {@code anonymousCredentials} null: anonymous requests are refused; {@code clock}: what request times and expiries are read against. */
+    Authenticator(AccessKeys keys, Credentials anonymousCredentials, dev.plinth.common.Clock clock) {
         this.keys = keys;
         this.anonymousCredentials = anonymousCredentials;
+        this.clock = clock;
     }
 
     Authenticated authenticate(S3Exchange exchange) {
@@ -104,7 +106,7 @@ final class Authenticator {
         if (time == null || !amzDate.startsWith(scope.date())) {
             throw new S3Exception(malformed, "x-amz-date '" + amzDate + "' is not a date of the credential's day");
         }
-        if (Duration.between(time, Instant.now()).abs().compareTo(CLOCK_SKEW_MAX) > 0) {
+        if (Duration.between(time, clock.instant()).abs().compareTo(CLOCK_SKEW_MAX) > 0) {
             throw new S3Exception(S3Error.REQUEST_TIME_TOO_SKEWED, "the request time differs from the server's by more than 15 minutes");
         }
         String payloadHash = exchange.header("x-amz-content-sha256");
@@ -158,7 +160,7 @@ final class Authenticator {
         if (time == null || !amzDate.startsWith(scope.date()) || expiresSeconds < 0 || expiresSeconds > PRESIGN_EXPIRES_SECONDS_MAX) {
             throw new S3Exception(malformed, "X-Amz-Date must be the credential's day and X-Amz-Expires 0..604800 seconds");
         }
-        Instant now = Instant.now();
+        Instant now = clock.instant();
         if (!now.isBefore(time.plusSeconds(expiresSeconds))) {
             throw new S3Exception(S3Error.ACCESS_DENIED, "Request has expired"); // as S3 answers, X-Amz-Expires=0 included
         }

@@ -61,7 +61,7 @@ final class ObjectListing {
                 return;
             }
             // the S3 records come with the page: one query per page, not one per object
-            ReadDirPlusReply page = client.readDirPlus(inodeId, after, PAGE_ENTRIES, ObjectRecord.XATTR);
+            ReadDirPlusReply page = client.objects().readDirPlus(inodeId, after, PAGE_ENTRIES, ObjectRecord.XATTR);
             for (int i = 0; i < page.entries().size(); i++) {
                 DirEntry entry = page.entries().get(i);
                 Attributes attributes = page.attributes().get(i);

@@ -79,8 +79,8 @@ public final class S3Gateway implements AutoCloseable {
         S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT));
         int anonymousUid = config.get(Settings.S3_ANONYMOUS_UID);
         Authenticator authenticator = new Authenticator(new AccessKeys(client),
-                anonymousUid < 0 ? null : new Credentials(anonymousUid, anonymousUid, java.util.List.of()));
-        this.router = new S3Router(authenticator, new S3Operations(namespace, config.get(Settings.S3_REGION)), client,
+                anonymousUid < 0 ? null : new Credentials(anonymousUid, anonymousUid, java.util.List.of()), client.clock());
+        this.router = new S3Router(authenticator, namespace, config.get(Settings.S3_REGION), client,
                 config.get(Settings.S3_DOMAIN));
         this.inflight = new Semaphore(config.get(Settings.S3_REQUESTS_INFLIGHT_MAX));
         this.headerBytesMax = Math.toIntExact(config.get(Settings.S3_HEADER_BYTES_MAX));

@@ -173,10 +173,10 @@ final class S3Namespace {
     /** As above, with its file's Data-on-MDT part when that is at most {@code bytesMax} long: all of a small object, a GET in one query. */
     Found findObject(String bucket, String key, int bytesMax) {
         String path = objectPath(bucket, key);
-        long sentNanos = System.nanoTime();
+        long sentNanos = client.clock().nanoTime();
         try {
-            MetaMessages.AttributesReply reply = bytesMax > 0 ? client.statWithXattrAndBytes(path, ObjectRecord.XATTR, bytesMax)
-                    : client.statWithXattr(path, ObjectRecord.XATTR);
+            MetaMessages.AttributesReply reply = bytesMax > 0 ? client.objects().statWithXattrAndBytes(path, ObjectRecord.XATTR, bytesMax)
+                    : client.objects().statWithXattr(path, ObjectRecord.XATTR);
             Attributes attributes = reply.attributes();
             if (key.endsWith("/") ? attributes.isDirectory() : attributes.type() == FileType.FILE) {
                 return new Found(attributes, ObjectRecord.decode(reply.xattrValue()), reply.fileBytes(), sentNanos);
@@ -386,7 +386,7 @@ final class S3Namespace {
         long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
         ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
         try {
-            Attributes attributes = client.putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos,
+            Attributes attributes = client.objects().putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos,
                     List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), replacing.nothing(), replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {

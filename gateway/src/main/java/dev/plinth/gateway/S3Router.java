@@ -42,50 +42,58 @@ final class S3Router {
     private final Map<String, Route> routes = new HashMap<>();
 
     private final Authenticator authenticator;
-    private final S3Operations operations;
+    private final BucketOperations buckets;
+    private final AclOperations acls;
+    private final ListingOperations listings;
+    private final ObjectOperations objects;
+    private final MultipartOperations uploads;
     private final PlinthClient client;
     private final String domain;
 
-    S3Router(Authenticator authenticator, S3Operations operations, PlinthClient client, String domain) {
+    S3Router(Authenticator authenticator, S3Namespace namespace, String region, PlinthClient client, String domain) {
         this.authenticator = authenticator;
-        this.operations = operations;
+        this.buckets = new BucketOperations(namespace, region);
+        this.acls = new AclOperations(namespace);
+        this.listings = new ListingOperations(namespace);
+        this.objects = new ObjectOperations(namespace);
+        this.uploads = new MultipartOperations(namespace, objects);
         this.client = client;
         this.domain = domain == null || domain.isEmpty() ? null : domain.toLowerCase(java.util.Locale.ROOT);
-        route("service GET", "ListBuckets", false, (exchange, body, bucket, key) -> operations.listBuckets(exchange));
+        route("service GET", "ListBuckets", false, (exchange, body, bucket, key) -> buckets.listBuckets(exchange));
         route("bucket GET", "ListObjects", false, (exchange, body, bucket, key) -> {
             boolean version2 = "2".equals(exchange.parameter("list-type"));
             exchange.operation(version2 ? "ListObjectsV2" : "ListObjects");
-            operations.listObjects(exchange, bucket, version2);
+            listings.listObjects(exchange, bucket, version2);
         });
-        route("bucket GET location", "GetBucketLocation", false, (exchange, body, bucket, key) -> operations.bucketLocation(exchange, bucket));
-        route("bucket GET versioning", "GetBucketVersioning", false, (exchange, body, bucket, key) -> operations.bucketVersioning(exchange, bucket));
-        route("bucket GET uploads", "ListMultipartUploads", false, (exchange, body, bucket, key) -> operations.listMultipartUploads(exchange, bucket));
-        route("bucket GET acl", "GetBucketAcl", false, (exchange, body, bucket, key) -> operations.getBucketAcl(exchange, bucket));
-        route("bucket PUT acl", "PutBucketAcl", false, (exchange, body, bucket, key) -> operations.putBucketAcl(exchange, body, bucket));
-        route("bucket HEAD", "HeadBucket", true, (exchange, body, bucket, key) -> operations.headBucket(exchange, bucket));
-        route("bucket PUT", "CreateBucket", false, (exchange, body, bucket, key) -> operations.createBucket(exchange, body, bucket));
-        route("bucket DELETE", "DeleteBucket", false, (exchange, body, bucket, key) -> operations.deleteBucket(exchange, bucket));
-        route("bucket POST delete", "DeleteObjects", false, (exchange, body, bucket, key) -> operations.deleteObjects(exchange, body, bucket));
-        route("object GET", "GetObject", true, (exchange, body, bucket, key) -> operations.getObject(exchange, bucket, key, true));
-        route("object HEAD", "HeadObject", true, (exchange, body, bucket, key) -> operations.headObject(exchange, bucket, key));
-        route("object GET uploadId", "ListParts", false, (exchange, body, bucket, key) -> operations.listParts(exchange, bucket, key));
-        route("object GET acl", "GetObjectAcl", false, (exchange, body, bucket, key) -> operations.getObjectAcl(exchange, bucket, key));
-        route("object PUT acl", "PutObjectAcl", false, (exchange, body, bucket, key) -> operations.putObjectAcl(exchange, body, bucket, key));
+        route("bucket GET location", "GetBucketLocation", false, (exchange, body, bucket, key) -> buckets.bucketLocation(exchange, bucket));
+        route("bucket GET versioning", "GetBucketVersioning", false, (exchange, body, bucket, key) -> buckets.bucketVersioning(exchange, bucket));
+        route("bucket GET uploads", "ListMultipartUploads", false, (exchange, body, bucket, key) -> uploads.listMultipartUploads(exchange, bucket));
+        route("bucket GET acl", "GetBucketAcl", false, (exchange, body, bucket, key) -> acls.getBucketAcl(exchange, bucket));
+        route("bucket PUT acl", "PutBucketAcl", false, (exchange, body, bucket, key) -> acls.putBucketAcl(exchange, body, bucket));
+        route("bucket HEAD", "HeadBucket", true, (exchange, body, bucket, key) -> buckets.headBucket(exchange, bucket));
+        route("bucket PUT", "CreateBucket", false, (exchange, body, bucket, key) -> buckets.createBucket(exchange, body, bucket));
+        route("bucket DELETE", "DeleteBucket", false, (exchange, body, bucket, key) -> buckets.deleteBucket(exchange, bucket));
+        route("bucket POST delete", "DeleteObjects", false, (exchange, body, bucket, key) -> objects.deleteObjects(exchange, body, bucket));
+        route("object GET", "GetObject", true, (exchange, body, bucket, key) -> objects.getObject(exchange, bucket, key, true));
+        route("object HEAD", "HeadObject", true, (exchange, body, bucket, key) -> objects.headObject(exchange, bucket, key));
+        route("object GET uploadId", "ListParts", false, (exchange, body, bucket, key) -> uploads.listParts(exchange, bucket, key));
+        route("object GET acl", "GetObjectAcl", false, (exchange, body, bucket, key) -> acls.getObjectAcl(exchange, bucket, key));
+        route("object PUT acl", "PutObjectAcl", false, (exchange, body, bucket, key) -> acls.putObjectAcl(exchange, body, bucket, key));
         route("object PUT", "PutObject", false, (exchange, body, bucket, key) -> {
             if (exchange.header("x-amz-copy-source") != null) {
                 exchange.operation("CopyObject");
-                operations.copyObject(exchange, body, bucket, key);
+                objects.copyObject(exchange, body, bucket, key);
             } else {
-                operations.putObject(exchange, body, bucket, key);
+                objects.putObject(exchange, body, bucket, key);
             }
         });
-        route("object PUT uploadId", "UploadPart", false, (exchange, body, bucket, key) -> operations.uploadPart(exchange, body, bucket, key));
-        route("object DELETE", "DeleteObject", false, (exchange, body, bucket, key) -> operations.deleteObject(exchange, bucket, key));
-        route("object DELETE uploadId", "AbortMultipartUpload", false, (exchange, body, bucket, key) -> operations.abortMultipartUpload(exchange, bucket));
+        route("object PUT uploadId", "UploadPart", false, (exchange, body, bucket, key) -> uploads.uploadPart(exchange, body, bucket, key));
+        route("object DELETE", "DeleteObject", false, (exchange, body, bucket, key) -> objects.deleteObject(exchange, bucket, key));
+        route("object DELETE uploadId", "AbortMultipartUpload", false, (exchange, body, bucket, key) -> uploads.abortMultipartUpload(exchange, bucket));
         route("object POST uploads", "CreateMultipartUpload", false,
-                (exchange, body, bucket, key) -> operations.createMultipartUpload(exchange, bucket, key));
+                (exchange, body, bucket, key) -> uploads.createMultipartUpload(exchange, bucket, key));
         route("object POST uploadId", "CompleteMultipartUpload", false,
-                (exchange, body, bucket, key) -> operations.completeMultipartUpload(exchange, body, bucket, key));
+                (exchange, body, bucket, key) -> uploads.completeMultipartUpload(exchange, body, bucket, key));
     }
 
     private void route(String selector, String operation, boolean oneRecord, Handler handler) {

@@ -72,6 +72,8 @@ public final class MetaService implements AutoCloseable {
     private final ClusterMapSource clusterMap;
     private final RpcConnections connections;
     private final long leaseMillis;
+    /** What changes are stamped with (mtime, ctime, session leases) and removed files' keep time is read against. */
+    private final dev.plinth.common.Clock clock;
     /** Free space kept on the metadata disk for what frees space (meta.reserve-bytes). */
     private final long reserveBytes;
     private final dev.plinth.common.DiskSpace diskSpace;
@@ -88,7 +90,8 @@ public final class MetaService implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger inlineReads = new java.util.concurrent.atomic.AtomicInteger();
 
     public MetaService(RaftReplica raft, MetaStateMachine stateMachine, ClusterMapSource clusterMap, RpcConnections connections,
-                       Config config) {
+                       Config config, dev.plinth.common.Clock clock) {
+        this.clock = requireNonNull(clock, "clock is null");
         this.raft = requireNonNull(raft, "raft is null");
         this.stateMachine = requireNonNull(stateMachine, "stateMachine is null");
         this.clusterMap = requireNonNull(clusterMap, "clusterMap is null");
@@ -103,7 +106,7 @@ public final class MetaService implements AutoCloseable {
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
         this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
         stateMachine.onRemovedFiles(files -> files.forEach(file -> {
-            if (!removedFiles.offer(new Removal(file, System.nanoTime()))) {
+            if (!removedFiles.offer(new Removal(file, clock.nanoTime()))) {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
             }
         }));
@@ -145,7 +148,7 @@ public final class MetaService implements AutoCloseable {
 
     /** Queues removed files the namespace still lists (found at start, or not queued when the queue was full), as seen now. */
     private void offerPendingRemovals(int max) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         stateMachine.pendingRemovedFiles(max).forEach(file -> removedFiles.offer(new Removal(file, now)));
     }
 
@@ -410,8 +413,9 @@ public final class MetaService implements AutoCloseable {
         return new MetaMessages.StatFsReply(capacity, free, stateMachine.inodeCount(), 4096);
     }
 
-    static long nowNanos() {
-        Instant now = Instant.now();
+    /** Now as changes are stamped: nanoseconds since the epoch, from this service's clock. */
+    private long nowNanos() {
+        Instant now = clock.instant();
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
@@ -487,12 +491,12 @@ public final class MetaService implements AutoCloseable {
                 if (first == null) {
                     continue;
                 }
-                while (!first.due(System.nanoTime())) {
+                while (!first.due(clock.nanoTime())) {
                     Thread.sleep(100);
                 }
                 files.add(first.file());
                 Removal next;
-                while (files.size() < MetaStateMachine.BATCH_CHANGES_MAX && (next = removedFiles.peek()) != null && next.due(System.nanoTime())) {
+                while (files.size() < MetaStateMachine.BATCH_CHANGES_MAX && (next = removedFiles.peek()) != null && next.due(clock.nanoTime())) {
                     files.add(removedFiles.remove().file()); // this thread alone takes from the queue
                 }
             } catch (InterruptedException e) {

@@ -2,6 +2,7 @@ package dev.plinth.server;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.Clock;
 import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
@@ -65,6 +66,11 @@ public final class EmbeddedServer implements AutoCloseable {
     }
 
     public static EmbeddedServer start(Path dataDirectory, Config config) {
+        return start(dataDirectory, config, Clock.SYSTEM);
+    }
+
+    /** As above, its roles reading deadlines and leases against {@code clock} (a test's, to move them forward). */
+    public static EmbeddedServer start(Path dataDirectory, Config config, Clock clock) {
         dev.plinth.common.log.LogContext.node("server");
         Path directory = requireNonNull(dataDirectory, "dataDirectory is null").toAbsolutePath();
         Path secretFile = directory.resolve("cluster.secret");
@@ -78,7 +84,7 @@ public final class EmbeddedServer implements AutoCloseable {
             throw new PlinthException(ErrorCode.IO_ERROR, "server failed to start: " + e.getMessage(), e);
         }
         String s3Listen = config.get(Settings.S3_LISTEN);
-        ProcessHost host = ProcessHost.run("server", config, secret, true, directory.resolve("endpoints.json"),
+        ProcessHost host = ProcessHost.run(new ProcessHost("server", config, secret, clock), true, directory.resolve("endpoints.json"),
                 Map.of("secretFile", secretFile.toString()), server -> {
                     MgmtRole.add(server, directory, List.of(), 0);
                     StorageRole.add(server, targets, IntStream.rangeClosed(1, targets.size()).boxed().toList(), NODE_ID, List.of());

@@ -40,7 +40,8 @@ public final class GatewayRole implements Role {
     @Override
     public void start(ProcessHost host) {
         if (client == null) {
-            client = PlinthClient.connect(new ClientOptions(host.rpcAddress(), host.secret(), Credentials.ROOT, host.config(), "s3-gateway"));
+            client = PlinthClient.connect(new ClientOptions(host.rpcAddress(), host.secret(), Credentials.ROOT, host.config(), "s3-gateway")
+                    .withClock(host.clock()));
         }
         if (credentialsFile != null && !Files.exists(credentialsFile)) {
             Credentials owner = ClientOptions.processCredentials();

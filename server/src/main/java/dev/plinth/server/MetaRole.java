@@ -56,7 +56,7 @@ public final class MetaRole implements Role {
             HostPort raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
             MetaStateMachine stateMachine = MetaStateMachine.forMdt(mdtDirectory.resolve("db"), mdtId, host.config());
             raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), List.of(raftAddress), 0, stateMachine);
-            MetaService service = new MetaService(raft, stateMachine, maps, host.connections(), host.config());
+            MetaService service = new MetaService(raft, stateMachine, maps, host.connections(), host.config(), host.clock());
             service.register(host.dispatcher());
             service.registerMetrics(host.metrics());
             return host.add(new MetaRole(mdtId, List.copyOf(mgmtReplicas), raftAddress, raft, service, maps));

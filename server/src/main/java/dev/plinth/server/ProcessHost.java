@@ -2,6 +2,7 @@ package dev.plinth.server;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.plinth.common.Clock;
 import dev.plinth.common.Config;
 import dev.plinth.common.Settings;
 import dev.plinth.wire.ClusterSecret;
@@ -39,6 +40,7 @@ public final class ProcessHost implements AutoCloseable {
     private final String name;
     private final Config config;
     private final ClusterSecret secret;
+    private final Clock clock;
     private final PrometheusRegistry metrics = new PrometheusRegistry();
     private final RpcDispatcher dispatcher = new RpcDispatcher(metrics);
     private final List<Role> roles = new ArrayList<>();
@@ -49,6 +51,12 @@ public final class ProcessHost implements AutoCloseable {
     private HostPort httpAddress;
 
     public ProcessHost(String name, Config config, ClusterSecret secret) {
+        this(name, config, secret, Clock.SYSTEM);
+    }
+
+    /** As above, with the clock the roles read deadlines and leases against (a test's, to move them forward). */
+    public ProcessHost(String name, Config config, ClusterSecret secret, Clock clock) {
+        this.clock = requireNonNull(clock, "clock is null");
         this.name = requireNonNull(name, "name is null");
         this.config = requireNonNull(config, "config is null");
         this.secret = requireNonNull(secret, "secret is null");
@@ -60,6 +68,10 @@ public final class ProcessHost implements AutoCloseable {
 
     public Config config() {
         return config;
+    }
+
+    public Clock clock() {
+        return clock;
     }
 
     public ClusterSecret secret() {
@@ -103,7 +115,12 @@ public final class ProcessHost implements AutoCloseable {
      */
     public static ProcessHost run(String name, Config config, ClusterSecret secret, boolean rpc, Path endpointsFile,
                                   Map<String, String> moreEndpoints, java.util.function.Consumer<ProcessHost> addRoles) {
-        ProcessHost host = new ProcessHost(name, config, secret);
+        return run(new ProcessHost(name, config, secret), rpc, endpointsFile, moreEndpoints, addRoles);
+    }
+
+    /** As above, on a host made already (with its own clock). */
+    public static ProcessHost run(ProcessHost host, boolean rpc, Path endpointsFile, Map<String, String> moreEndpoints,
+                                  java.util.function.Consumer<ProcessHost> addRoles) {
         try {
             addRoles.accept(host);
             host.listen(rpc);

@@ -1,0 +1,116 @@
+package dev.plinth.gateway;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Permissions;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+
+/** What the operations read off requests alike: an object's record from headers, lengths, checked bodies, counts. */
+final class S3Requests {
+    private static final List<String> STORED_HEADERS = List.of("content-encoding", "content-disposition", "content-language",
+            "cache-control", "expires");
+
+    private S3Requests() {}
+
+    /** The stored record for a new object from the request's headers. */
+    static ObjectRecord recordFrom(S3Exchange exchange) {
+        List<ObjectRecord.Header> headers = new ArrayList<>();
+        List<ObjectRecord.Header> user = new ArrayList<>();
+        int userBytes = 0;
+        for (var header : exchange.headers()) {
+            String name = header.getKey().toLowerCase(Locale.ROOT);
+            if (name.startsWith("x-amz-meta-")) {
+                user.add(new ObjectRecord.Header(name.substring("x-amz-meta-".length()), header.getValue()));
+                userBytes += name.length() + header.getValue().length();
+            } else if (name.equals("content-encoding")) {
+                // aws-chunked says how this request's body was framed, not what the object is: it is not kept
+                String encoding = java.util.Arrays.stream(header.getValue().split(",")).map(String::strip)
+                        .filter(token -> !token.isEmpty() && !token.equalsIgnoreCase("aws-chunked"))
+                        .collect(java.util.stream.Collectors.joining(","));
+                if (!encoding.isEmpty()) {
+                    headers.add(new ObjectRecord.Header(name, encoding));
+                }
+            } else if (STORED_HEADERS.contains(name)) {
+                headers.add(new ObjectRecord.Header(name, header.getValue()));
+            }
+        }
+        if (userBytes > 2048) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "user metadata is limited to 2 KB (S3's limit)");
+        }
+        String contentType = exchange.header("Content-Type");
+        return new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, contentType == null ? "binary/octet-stream" : contentType, headers, user);
+    }
+
+    static long contentLength(S3Exchange exchange) {
+        String decoded = exchange.header("x-amz-decoded-content-length");
+        String length = decoded != null ? decoded : exchange.header("Content-Length");
+        if (length == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(length.strip());
+        } catch (NumberFormatException e) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "bad content length '" + length + "'");
+        }
+    }
+
+    /** The body as the handler should read it: with Content-MD5 and x-amz-checksum-* headers checked at its end. */
+    static InputStream checkedBody(S3Exchange exchange, InputStream body) {
+        String contentMd5 = exchange.header("Content-MD5");
+        if (contentMd5 != null) {
+            try {
+                if (Base64.getDecoder().decode(contentMd5.strip()).length != 16) {
+                    throw new IllegalArgumentException();
+                }
+            } catch (IllegalArgumentException e) {
+                throw new S3Exception(S3Error.INVALID_DIGEST, "Content-MD5 is not a base64 MD5");
+            }
+            body = new DigestCheckingStream(body, Checksums.forHeader("md5"), contentMd5.strip(), false, S3Error.BAD_DIGEST,
+                    "the Content-MD5 you specified did not match what we received");
+        }
+        for (String algorithm : List.of("crc32", "crc32c", "crc64nvme", "sha1", "sha256")) {
+            String given = exchange.header("x-amz-checksum-" + algorithm);
+            if (given != null) {
+                body = new DigestCheckingStream(body, Checksums.forHeader(algorithm), given.strip(), false, S3Error.BAD_DIGEST,
+                        "the x-amz-checksum-" + algorithm + " you specified did not match");
+            }
+        }
+        return body;
+    }
+
+    static String encode(String value, boolean urlEncode) {
+        return urlEncode ? SigV4.uriEncode(value, true) : value;
+    }
+
+    static String orEmpty(String value) {
+        return value == null ? "" : value;
+    }
+
+    /** A max-keys style parameter: absent means 1000, larger values mean 1000, negatives and non-numbers are refused. */
+    static int boundedCount(String value, String name) {
+        if (value == null) {
+            return 1000;
+        }
+        try {
+            int count = Integer.parseInt(value.strip());
+            if (count < 0) {
+                throw new NumberFormatException();
+            }
+            return Math.min(1000, count);
+        } catch (NumberFormatException e) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, name + " must be a number from 0 to 1000");
+        }
+    }
+
+    /** An object's headers go only to callers who may read it, as its bytes do; a directory key is a prefix anyone who reached it may see. */
+    static void requireReadable(PlinthClient client, Attributes attributes) {
+        if (!attributes.isDirectory() && !Permissions.allowed(client.caller(), attributes.mode(), attributes.uid(), attributes.gid(), false,
+                Permissions.READ)) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
+        }
+    }
+}
