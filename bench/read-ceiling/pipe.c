@@ -6,7 +6,7 @@
  * target's storage threads do), sends the pieces in order over one loopback TCP connection, and a
  * child process receives them into one buffer and drops them. No framing, no checksums, no copy
  * in user space. Prints MiB/s from start to the child's last byte; run it after dropping the page
- * cache, beside `iperf3` in the same minute (docs/benchmarks.md, session 18).
+ * cache, beside `iperf3` in the same minute (docs/benchmarks.md, "Read ceiling").
  *
  * With CONNECTIONS > 1 each reader sends its own piece as soon as it has it, over connection
  * (piece % CONNECTIONS), in no particular order, to as many receiving threads: the least work for

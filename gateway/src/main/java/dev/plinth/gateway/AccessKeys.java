@@ -15,8 +15,8 @@ import java.util.stream.Collectors;
  * works on its first request, a flood of unknown keys costs about one fetch at a time, and a
  * deleted key stops working within the refresh time. Thread-safe.
  */
-final class AccessKeys {
-    static final long REFRESH_MILLIS = 5_000;
+public final class AccessKeys {
+    public static final long REFRESH_MILLIS = 5_000;
 
     private final PlinthClient client;
     private volatile Map<String, AccessKey> keys = Map.of();

@@ -8,19 +8,19 @@ import java.time.format.DateTimeParseException;
 import java.util.Locale;
 
 /** HTTP and S3 date forms, and the percent-encoding of request targets. */
-final class Http {
+public final class Http {
     /** IMF-fixdate (RFC 9110), two-digit day: what Date and Last-Modified must carry. */
     private static final DateTimeFormatter IMF_FIXDATE = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
             .withZone(ZoneOffset.UTC);
     /** Accepts what clients send: IMF-fixdate and RFC 1123's one-digit days. */
     private static final DateTimeFormatter RFC_1123 = DateTimeFormatter.RFC_1123_DATE_TIME.withLocale(Locale.US);
     private static final DateTimeFormatter ISO_MILLIS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
-    static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+    public static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
     private Http() {}
 
     /** RFC 1123 ("Wed, 02 Dec 2026 18:56:00 GMT"), as Date and Last-Modified carry it. */
-    static String date(long epochMillis) {
+    public static String date(long epochMillis) {
         return IMF_FIXDATE.format(Instant.ofEpochMilli(epochMillis));
     }
 
@@ -30,7 +30,7 @@ final class Http {
     }
 
     /** Parses an HTTP date; null when it is not one (a conditional header that is ignored, as RFC 9110 says). */
-    static Long parseDate(String value) {
+    public static Long parseDate(String value) {
         if (value == null) {
             return null;
         }

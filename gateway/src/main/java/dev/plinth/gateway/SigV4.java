@@ -13,21 +13,22 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * The arithmetic of AWS Signature Version 4: canonical requests, strings to sign, signing keys,
  * and the chained signatures of streaming (aws-chunked) payloads. Pure functions, checked
- * against the examples in AWS's documentation ({@code SigV4Test}).
+ * against the examples in AWS's documentation ({@code SigV4Test}); public for clients that sign
+ * requests by hand (tests of bad input, load generators).
  */
-final class SigV4 {
-    static final String ALGORITHM = "AWS4-HMAC-SHA256";
-    static final String UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD";
-    static final String STREAMING_SIGNED = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
-    static final String STREAMING_SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER";
-    static final String STREAMING_UNSIGNED_TRAILER = "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
-    static final String EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+public final class SigV4 {
+    public static final String ALGORITHM = "AWS4-HMAC-SHA256";
+    public static final String UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD";
+    public static final String STREAMING_SIGNED = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+    public static final String STREAMING_SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER";
+    public static final String STREAMING_UNSIGNED_TRAILER = "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
+    public static final String EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     private static final HexFormat HEX = HexFormat.of();
 
     private SigV4() {}
 
     /** AWS's UriEncode: every byte but A-Z a-z 0-9 - . _ ~ as %XY (and '/' too unless it is a path). */
-    static String uriEncode(String value, boolean keepSlash) {
+    public static String uriEncode(String value, boolean keepSlash) {
         byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
         StringBuilder out = new StringBuilder(bytes.length + 16);
         for (byte b : bytes) {
@@ -44,7 +45,7 @@ final class SigV4 {
     }
 
     /** The canonical query string of decoded parameters, sorted by encoded name then value, without {@code excluded}. */
-    static String canonicalQuery(List<Map.Entry<String, String>> parameters, String excluded) {
+    public static String canonicalQuery(List<Map.Entry<String, String>> parameters, String excluded) {
         List<String[]> encoded = new ArrayList<>();
         for (Map.Entry<String, String> parameter : parameters) {
             if (!parameter.getKey().equals(excluded)) {
@@ -69,7 +70,7 @@ final class SigV4 {
      * header of every request passes here, and few values hold two spaces in a row, so those skip the
      * regular expression (String.replaceAll compiled one per call).
      */
-    static String canonicalHeaderValue(String value) {
+    public static String canonicalHeaderValue(String value) {
         String stripped = value.strip();
         return stripped.contains("  ") ? SPACES.matcher(stripped).replaceAll(" ") : stripped;
     }
@@ -78,7 +79,7 @@ final class SigV4 {
      * The canonical request. {@code headerValue} gives the (already joined, for repeated headers)
      * value of each lower-case signed header name.
      */
-    static String canonicalRequest(String method, String canonicalUri, String canonicalQuery, List<String> signedHeaders,
+    public static String canonicalRequest(String method, String canonicalUri, String canonicalQuery, List<String> signedHeaders,
                                    java.util.function.Function<String, String> headerValue, String payloadHash) {
         StringBuilder out = new StringBuilder(256);
         out.append(method).append('\n').append(canonicalUri).append('\n').append(canonicalQuery).append('\n');
@@ -96,32 +97,32 @@ final class SigV4 {
      * gives as one char per byte; so a user-metadata value in Latin-1 is hashed as the bytes the
      * client signed, not as their UTF-8 re-encoding.
      */
-    static String stringToSign(String amzDate, String scope, String canonicalRequest) {
+    public static String stringToSign(String amzDate, String scope, String canonicalRequest) {
         return ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonicalRequest.getBytes(StandardCharsets.ISO_8859_1));
     }
 
     /** The string a chunk of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD body signs. */
-    static String chunkStringToSign(String amzDate, String scope, String previousSignature, String chunkSha256Hex) {
+    public static String chunkStringToSign(String amzDate, String scope, String previousSignature, String chunkSha256Hex) {
         return ALGORITHM + "-PAYLOAD\n" + amzDate + "\n" + scope + "\n" + previousSignature + "\n" + EMPTY_SHA256 + "\n" + chunkSha256Hex;
     }
 
     /** The string the trailer of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER body signs. */
-    static String trailerStringToSign(String amzDate, String scope, String previousSignature, String trailerSha256Hex) {
+    public static String trailerStringToSign(String amzDate, String scope, String previousSignature, String trailerSha256Hex) {
         return ALGORITHM + "-TRAILER\n" + amzDate + "\n" + scope + "\n" + previousSignature + "\n" + trailerSha256Hex;
     }
 
-    static byte[] signingKey(String secretKey, String date, String region, String service) {
+    public static byte[] signingKey(String secretKey, String date, String region, String service) {
         byte[] key = hmac(("AWS4" + secretKey).getBytes(StandardCharsets.UTF_8), date);
         key = hmac(key, region);
         key = hmac(key, service);
         return hmac(key, "aws4_request");
     }
 
-    static String signature(byte[] signingKey, String stringToSign) {
+    public static String signature(byte[] signingKey, String stringToSign) {
         return HEX.formatHex(hmac(signingKey, stringToSign));
     }
 
-    static byte[] hmac(byte[] key, String data) {
+    public static byte[] hmac(byte[] key, String data) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
@@ -131,7 +132,7 @@ final class SigV4 {
         }
     }
 
-    static MessageDigest sha256() {
+    public static MessageDigest sha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (GeneralSecurityException e) {
@@ -139,16 +140,16 @@ final class SigV4 {
         }
     }
 
-    static String sha256Hex(byte[] data) {
+    public static String sha256Hex(byte[] data) {
         return HEX.formatHex(sha256().digest(data));
     }
 
-    static String hex(byte[] bytes) {
+    public static String hex(byte[] bytes) {
         return HEX.formatHex(bytes);
     }
 
     /** Compares two signatures in time that does not depend on where they differ. */
-    static boolean same(String expected, String given) {
+    public static boolean same(String expected, String given) {
         return given != null && MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII), given.getBytes(StandardCharsets.US_ASCII));
     }
 }

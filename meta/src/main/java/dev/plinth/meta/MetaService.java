@@ -232,15 +232,28 @@ public final class MetaService implements AutoCloseable {
 
     /** Stamps, places and logs a change; returns its response record once applied. */
     public CompletableFuture<Record> mutate(Mutation mutation) {
-        Mutation prepared;
         try {
             requireRoomFor(mutation);
-            prepared = withHeader(mutation, mutation.header().withTime(nowNanos()));
-            prepared = place(prepared);
         } catch (PlinthException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) mutation));
+        Mutation stamped = withHeader(mutation, mutation.header().withTime(nowNanos()));
+        try {
+            return submit(place(stamped, clusterMap.current()));
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.INVALID_ARGUMENT && e.code() != ErrorCode.UNAVAILABLE || !(mutation instanceof MetaMessages.Create
+                    || mutation instanceof MetaMessages.PutWhole || mutation instanceof MetaMessages.SetLayout)) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        // The current map could not place it: a pool, target or node made a moment ago may not be in a map polled before.
+        // Placed again on a map fetched now, off this thread (it may be the event loop that must deliver mgmt's answer).
+        return clusterMap.refreshedLater().thenCompose(fresh -> submit(place(stamped, fresh)));
+    }
+
+    /** Logs a stamped, placed change; returns its response record once applied. */
+    private CompletableFuture<Record> submit(Mutation prepared) {
+        Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) prepared));
         CompletableFuture<Record> result = new CompletableFuture<>();
         // encoded here, on the caller's thread: the batcher is one thread, and it needs each change's size
         MetaCodec.EncodedChange encoded;
@@ -342,55 +355,35 @@ public final class MetaService implements AutoCloseable {
         left.forEach(change -> change.result().completeExceptionally(stopped));
     }
 
-    private Mutation place(Mutation mutation) {
+    /** A change with its new file's chains chosen (or a layout checked against the cluster) on {@code map}. */
+    private Mutation place(Mutation mutation, ClusterMap map) {
         if (mutation instanceof MetaMessages.Create create) {
             return new MetaMessages.Create(create.header(), create.parentId(), create.name(), create.mode(), create.exclusive(),
-                    placeNewFile(create.layout(), create.parentId(), create.header()), create.openForWrite(), create.unnamed());
+                    placeNewFile(create.layout(), create.parentId(), create.header(), map), create.openForWrite(), create.unnamed());
         }
         if (mutation instanceof MetaMessages.PutWhole put) {
             return new MetaMessages.PutWhole(put.header(), put.parentId(), put.name(), put.mode(),
-                    placeNewFile(put.layout(), put.parentId(), put.header()), put.bytes(), put.mtimeNanos(), put.xattrs(), put.noReplace(),
+                    placeNewFile(put.layout(), put.parentId(), put.header(), map), put.bytes(), put.mtimeNanos(), put.xattrs(), put.noReplace(),
                     put.onlyReplacing());
         }
         if (mutation instanceof MetaMessages.SetLayout setLayout && setLayout.layout() != null) {
             Layout layout = setLayout.layout().validate();
             AttributesReply target = queryNow(new MetaMessages.GetAttr(setLayout.header(), setLayout.inodeId()));
             if (!setLayout.force()) {
-                Layout asked = layout;
-                withFreshMapOnFailure(map -> {
-                    placement.requirePlaceable(asked, map);
-                    return null;
-                });
+                placement.requirePlaceable(layout, map);
             }
             if (!target.attributes().isDirectory()) {
-                Layout template = layout.template();
-                layout = withFreshMapOnFailure(map -> placement.place(template, map));
+                layout = placement.place(layout.template(), map);
             }
             return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout, setLayout.force());
         }
         return mutation;
     }
 
-    /**
-     * Runs a placement against the current map, and once more against a map fetched now if the
-     * current one cannot satisfy it: a pool, target or node made a moment ago may not be in a map
-     * polled before.
-     */
-    private <T> T withFreshMapOnFailure(java.util.function.Function<ClusterMap, T> placement) {
-        try {
-            return placement.apply(clusterMap.current());
-        } catch (PlinthException e) {
-            if (e.code() != ErrorCode.INVALID_ARGUMENT && e.code() != ErrorCode.UNAVAILABLE) {
-                throw e;
-            }
-            return placement.apply(clusterMap.refreshed());
-        }
-    }
-
     /** The layout of a new file in {@code directoryId}: the one asked for, else the directory's, with chains chosen. */
-    private Layout placeNewFile(Layout asked, long directoryId, OpHeader header) {
+    private Layout placeNewFile(Layout asked, long directoryId, OpHeader header, ClusterMap map) {
         Layout template = asked != null ? asked.validate() : effectiveLayout(directoryId, header);
-        return withFreshMapOnFailure(map -> placement.place(template.template(), map));
+        return placement.place(template.template(), map);
     }
 
     private Layout effectiveLayout(long directoryId, OpHeader header) {

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cluster map as mgmt last gave it, fetched five times a second, and at once when a
- * placement asks ({@link #refreshed}): how an MDT learns the cluster, whether mgmt is in its
+ * placement asks ({@link #refreshedLater}, on the poller's thread): how an MDT learns the cluster, whether mgmt is in its
  * process or on another node. NOT_READY until the first fetch, so a request that arrives before
  * is retried rather than failed.
  */
@@ -58,12 +58,12 @@ final class ClusterMapCache implements ClusterMapSource, AutoCloseable {
     }
 
     @Override
-    public ClusterMap refreshed() {
+    public java.util.concurrent.CompletableFuture<ClusterMap> refreshedLater() {
         MgmtClient client = mgmt;
         if (client == null) {
-            return current();
+            return java.util.concurrent.CompletableFuture.supplyAsync(this::current);
         }
-        return adopt(client.request(new GetClusterMap()));
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> adopt(client.request(new GetClusterMap())), refresher);
     }
 
     @Override

@@ -1,0 +1,437 @@
+package dev.plinth.integration;
+
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Config;
+import dev.plinth.common.Credentials;
+import dev.plinth.wire.ClusterSecret;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A cluster of separate JVMs on 127.0.0.1: `plinth mgmt` (one, or a group of replicas),
+ * `plinth meta` and storage nodes (`plinth storage`, one target each), each with a small heap,
+ * for failure tests that kill (SIGKILL), pause (SIGSTOP) and restart nodes for real. Logs go to
+ * files under the directory. An isolated cluster runs in a network namespace of its own
+ * ({@link IsolatedNetwork}), each process on its own address, so that the link between two
+ * nodes can be cut while both still reach everyone else.
+ */
+final class ProcessCluster implements AutoCloseable {
+
+    private final Path directory;
+    private final List<String> settings;
+    private final List<Process> roles = new ArrayList<>();
+    private final List<StorageNodeProcess> storage = new ArrayList<>();
+    private final List<MgmtReplica> mgmt = new ArrayList<>();
+    private Path secretFile;
+    private java.util.Map<Integer, List<String>> nodeSettings = java.util.Map.of();
+    private IsolatedNetwork network;
+
+    /**
+     * A network namespace made for one cluster, reached from the test through a veth pair:
+     * every process gets its own address on the namespace's side, and a cut between two of them
+     * is a pair of blackhole routing rules (the local routing table is consulted after them), so
+     * their packets vanish as on a broken link while each still reaches every other process.
+     */
+    static final class IsolatedNetwork implements AutoCloseable {
+        final String namespace;
+        private final String prefix;
+        private final String insideLink;
+        private int nextHost = 2;
+
+        private IsolatedNetwork(String namespace, String prefix, String insideLink) {
+            this.namespace = namespace;
+            this.prefix = prefix;
+            this.insideLink = insideLink;
+        }
+
+        static IsolatedNetwork create() throws IOException, InterruptedException {
+            String id = Integer.toHexString(0x1000 + new java.util.Random().nextInt(0xe000));
+            String namespace = "plinth-test-" + id;
+            String prefix = "10.251." + (Integer.parseInt(id, 16) % 250 + 1) + ".";
+            IsolatedNetwork network = new IsolatedNetwork(namespace, prefix, "plns" + id);
+            try {
+                ip("netns", "add", namespace);
+                ip("-n", namespace, "link", "set", "lo", "up");
+                ip("link", "add", "plrt" + id, "type", "veth", "peer", "name", network.insideLink, "netns", namespace);
+                ip("addr", "add", prefix + "1/24", "dev", "plrt" + id);
+                ip("link", "set", "plrt" + id, "up");
+                ip("-n", namespace, "link", "set", network.insideLink, "up");
+                // the local table moves behind the rules a cut adds, or it would deliver local packets before they are seen
+                ip("-n", namespace, "rule", "add", "pref", "100", "table", "local");
+                ip("-n", namespace, "rule", "del", "pref", "0", "table", "local");
+                return network;
+            } catch (IOException | RuntimeException e) {
+                network.close();
+                throw e;
+            }
+        }
+
+        /** A new address inside the namespace, for one process. */
+        String addAddress() throws IOException, InterruptedException {
+            String address = prefix + nextHost++;
+            ip("-n", namespace, "addr", "add", address + "/24", "dev", insideLink);
+            return address;
+        }
+
+        /** Drops every packet between {@code a} and {@code b}, both ways. */
+        void cut(String a, String b) throws IOException, InterruptedException {
+            ip("-n", namespace, "rule", "add", "pref", "10", "from", a, "to", b, "blackhole");
+            ip("-n", namespace, "rule", "add", "pref", "10", "from", b, "to", a, "blackhole");
+        }
+
+        void heal(String a, String b) throws IOException, InterruptedException {
+            ip("-n", namespace, "rule", "del", "pref", "10", "from", a, "to", b, "blackhole");
+            ip("-n", namespace, "rule", "del", "pref", "10", "from", b, "to", a, "blackhole");
+        }
+
+        private static void ip(String... arguments) throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>(List.of("ip"));
+            command.addAll(List.of(arguments));
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes());
+            if (process.waitFor() != 0) {
+                throw new IOException(String.join(" ", command) + " failed: " + output.trim());
+            }
+        }
+
+        /** Deleting the namespace deletes the veth pair with it. */
+        @Override
+        public void close() {
+            try {
+                ip("netns", "delete", namespace);
+            } catch (IOException | InterruptedException e) {
+                System.err.println("cannot delete network namespace " + namespace + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * mgmt, meta and {@code storageNodes} storage nodes in a network namespace of their own, each
+     * on its own address (needs root and iproute2), so that {@link #cut} can break single links.
+     */
+    static ProcessCluster startIsolated(Path directory, int storageNodes, List<String> settings) throws IOException, InterruptedException {
+        ProcessCluster cluster = new ProcessCluster(directory, settings);
+        try {
+            cluster.network = IsolatedNetwork.create();
+            cluster.startRoles(1, storageNodes);
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** Breaks the link between two storage nodes of an isolated cluster: packets between them are dropped, both ways. */
+    void cut(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+        network.cut(a.host, b.host);
+    }
+
+    void heal(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+        network.heal(a.host, b.host);
+    }
+
+    /** A process of the cluster that the nemesis may kill, pause and resume. */
+    abstract static class Member {
+        Process process;
+        /** The address this process listens on and connects from. */
+        String host = "127.0.0.1";
+
+        /** SIGKILL: no shutdown hook, no flush. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+
+        /** SIGSTOP: the process hangs with its sockets open, as a stuck machine does. */
+        void pause() throws IOException, InterruptedException {
+            signal("STOP");
+        }
+
+        void resume() throws IOException, InterruptedException {
+            signal("CONT");
+        }
+
+        private void signal(String name) throws IOException, InterruptedException {
+            if (!process.isAlive()) {
+                return;
+            }
+            new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
+        }
+    }
+
+    /** One replica of mgmt: its data directory, Raft address (with several replicas) and RPC address once started. */
+    final class MgmtReplica extends Member {
+        final int index;
+        final Path data;
+        final HostPort raft;
+        HostPort rpc;
+
+        MgmtReplica(int index, Path data, HostPort raft) {
+            this.index = index;
+            this.data = data;
+            this.raft = raft;
+        }
+
+        void start() throws IOException, InterruptedException {
+            List<String> arguments = new ArrayList<>(List.of("mgmt", "--data", data.toString(), "--secret-file", secretFile.toString()));
+            if (raft != null) {
+                arguments.addAll(List.of("--raft", raft.toString(), "--peers",
+                        String.join(",", mgmt.stream().map(replica -> replica.raft.toString()).toList())));
+                // a restarted replica keeps its RPC address: clients and nodes were given it
+                arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
+            }
+            Launched launched = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
+            process = launched.process();
+            rpc = launched.rpc();
+        }
+
+        /** This replica's HTTP endpoint (metrics and the status page). */
+        HostPort http() throws IOException {
+            Matcher matcher = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(data.resolve("endpoints.json")));
+            if (!matcher.find()) {
+                throw new IllegalStateException("mgmt has no HTTP endpoint");
+            }
+            return HostPort.parse(matcher.group(1));
+        }
+
+        /** This replica's status page data, as JSON text. */
+        String status() throws IOException, InterruptedException {
+            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + http() + "/status.json"))
+                    .timeout(java.time.Duration.ofSeconds(5)).build();
+            try (var http = java.net.http.HttpClient.newHttpClient()) {
+                return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            }
+        }
+    }
+
+    /** One storage node: its target directory and, while it runs, its process. */
+    final class StorageNodeProcess extends Member {
+        final int index;
+        final Path target;
+        /** Settings for this node only, on top of the cluster's. */
+        List<String> ownSettings = List.of();
+        int targetId;
+
+        StorageNodeProcess(int index, Path target) {
+            this.index = index;
+            this.target = target;
+        }
+
+        void start() throws IOException, InterruptedException {
+            Path endpoints = directory.resolve("storage-" + index + ".json");
+            Files.deleteIfExists(endpoints);
+            List<String> arguments = new ArrayList<>(List.of("storage", "--target", target.toString(), "--mgmt", mgmtAddresses(),
+                    "--secret-file", secretFile.toString(), "--endpoints", endpoints.toString()));
+            for (String setting : ownSettings) {
+                arguments.addAll(List.of("--set", setting));
+            }
+            process = launch("storage-" + index, endpoints, host, arguments.toArray(String[]::new)).process();
+            Matcher matcher = Pattern.compile("\"targets\"\\s*:\\s*\"(\\d+)").matcher(Files.readString(endpoints));
+            targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
+        }
+
+    }
+
+    private ProcessCluster(Path directory, List<String> settings) {
+        this.directory = directory;
+        this.settings = settings;
+    }
+
+    /** Starts mgmt, meta and {@code storageNodes} storage nodes; {@code settings} are KEY=VALUE for every process. */
+    static ProcessCluster start(Path directory, int storageNodes, List<String> settings) throws IOException, InterruptedException {
+        return start(directory, storageNodes, settings, java.util.Map.of());
+    }
+
+    /** As above; {@code nodeSettings} adds settings for single storage nodes (by index). */
+    static ProcessCluster start(Path directory, int storageNodes, List<String> settings, java.util.Map<Integer, List<String>> nodeSettings)
+            throws IOException, InterruptedException {
+        return start(directory, 1, storageNodes, settings, nodeSettings);
+    }
+
+    /** As above, with {@code mgmtReplicas} mgmt processes: a Raft group when more than one. */
+    static ProcessCluster start(Path directory, int mgmtReplicas, int storageNodes, List<String> settings,
+                                java.util.Map<Integer, List<String>> nodeSettings) throws IOException, InterruptedException {
+        ProcessCluster cluster = new ProcessCluster(directory, settings);
+        cluster.nodeSettings = nodeSettings;
+        try {
+            cluster.startRoles(mgmtReplicas, storageNodes);
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private void startRoles(int mgmtReplicas, int storageNodes) throws IOException, InterruptedException {
+        secretFile = directory.resolve("cluster.secret");
+        Files.createDirectories(directory);
+        ClusterSecret.readOrCreate(secretFile);
+        for (int i = 0; i < mgmtReplicas; i++) {
+            Path data = directory.resolve(i == 0 ? "mgmt" : "mgmt-" + i);
+            MgmtReplica replica = new MgmtReplica(i, data, mgmtReplicas == 1 ? null : new HostPort("127.0.0.1", freePort()));
+            if (network != null) {
+                replica.host = network.addAddress();
+            }
+            mgmt.add(replica);
+        }
+        for (MgmtReplica replica : mgmt) {
+            replica.start();
+        }
+        Path metaData = directory.resolve("meta");
+        roles.add(launch("meta", metaData.resolve("endpoints.json"), network == null ? "127.0.0.1" : network.addAddress(), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
+                "--secret-file", secretFile.toString()).process());
+        for (int i = 0; i < storageNodes; i++) {
+            StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
+            if (network != null) {
+                node.host = network.addAddress();
+            }
+            node.ownSettings = nodeSettings.getOrDefault(i, List.of());
+            storage.add(node);
+            node.start();
+        }
+    }
+
+    /** A started role and the RPC address it wrote to its endpoints file. */
+    private record Launched(Process process, HostPort rpc) {}
+
+    /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
+    private Launched launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
+        Files.deleteIfExists(endpoints);
+        List<String> command = new ArrayList<>();
+        if (network != null) {
+            command.addAll(List.of("ip", "netns", "exec", network.namespace));
+        }
+        command.addAll(TestProcesses.plinth(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of(arguments)));
+        if (!command.contains("--listen")) {
+            command.addAll(List.of("--listen", host + ":0"));
+        }
+        command.addAll(List.of("--http", host + ":0", "--set", "rpc.source-address=" + host));
+        for (String setting : settings) {
+            command.addAll(List.of("--set", setting));
+        }
+        Path log = directory.resolve(name + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        return new Launched(process, TestProcesses.awaitEndpoints(process, name, endpoints, log));
+    }
+
+    private static int freePort() throws IOException {
+        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return probe.getLocalPort();
+        }
+    }
+
+    /** Every mgmt replica's RPC address, comma-separated: what clients and nodes are given. */
+    String mgmtAddresses() {
+        return String.join(",", mgmt.stream().map(replica -> replica.rpc.toString()).toList());
+    }
+
+    List<MgmtReplica> mgmtReplicas() {
+        return mgmt;
+    }
+
+    List<StorageNodeProcess> storageNodes() {
+        return storage;
+    }
+
+    /** mgmt's HTTP endpoint (metrics and the status page). */
+    HostPort mgmtHttp() throws IOException {
+        return mgmt.getFirst().http();
+    }
+
+    Path secretFile() {
+        return secretFile;
+    }
+
+    PlinthClient client(Config config) {
+        return PlinthClient.connect(new ClientOptions(HostPort.parseList(mgmtAddresses()), ClusterSecret.read(secretFile), Credentials.ROOT,
+                config, "failure-test"));
+    }
+
+    /** Waits until the cluster map (as {@code client} fetches it) satisfies {@code condition}; returns that map. */
+    static ClusterMap awaitMap(PlinthClient client, Predicate<ClusterMap> condition, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (true) {
+            ClusterMap map = client.refreshClusterMap();
+            if (condition.test(map)) {
+                return map;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("cluster map did not reach the expected state in " + timeoutMillis + " ms: " + map);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /**
+     * Gives {@code directory} (created if missing) {@code layout} once the metadata service can
+     * place files with it: meta sees chains formed by mgmt within its map refresh (200 ms), so a
+     * probe file is created until that works.
+     */
+    static void replicatedDirectory(PlinthClient client, String directory, dev.plinth.common.Layout layout) throws InterruptedException {
+        client.mkdirs(directory, 0755);
+        client.setLayout(directory, layout);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                client.create(directory + "/.placement-probe", 0644, false, null).close();
+                client.delete(directory + "/.placement-probe");
+                return;
+            } catch (dev.plinth.common.PlinthException e) {
+                if (e.code() != dev.plinth.common.ErrorCode.NO_SPACE || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        for (StorageNodeProcess node : storage) {
+            if (node.process != null) {
+                try {
+                    node.resume(); // a paused process ignores SIGTERM until it runs again
+                } catch (IOException | InterruptedException e) {
+                    // it is killed below anyway
+                }
+                node.process.destroyForcibly();
+            }
+        }
+        for (int i = roles.size() - 1; i >= 0; i--) {
+            roles.get(i).destroyForcibly();
+        }
+        for (MgmtReplica replica : mgmt) {
+            if (replica.process != null) {
+                try {
+                    replica.resume();
+                } catch (IOException | InterruptedException e) {
+                    // killed below anyway
+                }
+                replica.process.destroyForcibly();
+            }
+        }
+        for (StorageNodeProcess node : storage) {
+            if (node.process != null) {
+                try {
+                    node.process.waitFor(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        if (network != null) {
+            network.close();
+        }
+    }
+}

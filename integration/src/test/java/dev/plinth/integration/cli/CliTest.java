@@ -1,0 +1,215 @@
+package dev.plinth.integration.cli;
+
+import dev.plinth.cli.Main;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.integration.MiniCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The commands the README shows, run as a user runs them, against an in-process cluster. */
+class CliTest {
+    @TempDir
+    static Path directory;
+    static MiniCluster cluster;
+
+    record Result(int exitCode, String out, String err) {}
+
+    @BeforeAll
+    static void start() {
+        cluster = MiniCluster.start(directory.resolve("data"));
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
+    private static Result plinth(String... arguments) {
+        List<String> all = new ArrayList<>(List.of(arguments));
+        if (!all.getFirst().equals("settings")) {
+            all.add(1, "--server=" + cluster.server().rpcAddress());
+            all.add(2, "--secret-file=" + cluster.server().secretFile());
+            if (all.get(0).equals("fs") || all.get(0).equals("pool")) {
+                // subcommand verbs: options go after the verb
+                String verb = all.remove(3);
+                all.add(1, verb);
+            } else if (all.get(0).equals("s3")) {
+                // s3 keys VERB: options go after both
+                String verb = all.remove(4);
+                String group = all.remove(3);
+                all.add(1, group);
+                all.add(2, verb);
+            }
+        }
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream capturedOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(capturedOut, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
+            var commandLine = Main.commandLine();
+            commandLine.setErr(new java.io.PrintWriter(System.err, true));
+            int code = commandLine.execute(all.toArray(String[]::new));
+            return new Result(code, capturedOut.toString(StandardCharsets.UTF_8), capturedErr.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void fileVerbsRoundTrip() throws Exception {
+        byte[] bytes = new byte[2_500_000];
+        new Random(9).nextBytes(bytes);
+        Path local = directory.resolve("local.bin");
+        Files.write(local, bytes);
+        assertThat(plinth("fs", "mkdir", "-p", "/datasets/imagenet").exitCode()).isZero();
+        assertThat(plinth("fs", "put", local.toString(), "/datasets/imagenet/").exitCode()).isZero();
+        Result listing = plinth("fs", "ls", "-l", "/datasets/imagenet");
+        assertThat(listing.out()).contains("local.bin").contains(Integer.toString(bytes.length)).contains("-rw-r--r--");
+        Path back = directory.resolve("back.bin");
+        assertThat(plinth("fs", "get", "/datasets/imagenet/local.bin", back.toString()).exitCode()).isZero();
+        assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        String text = "line of text\n".repeat(5_000);
+        Files.writeString(directory.resolve("text.txt"), text);
+        assertThat(plinth("fs", "put", directory.resolve("text.txt").toString(), "/datasets/text.txt").exitCode()).isZero();
+        assertThat(plinth("fs", "get", "/datasets/text.txt", "-").out()).as("- is stdout, as for put it is stdin").isEqualTo(text);
+        assertThat(Path.of("-")).doesNotExist();
+        assertThat(plinth("fs", "mv", "/datasets/imagenet/local.bin", "/datasets/renamed.bin").exitCode()).isZero();
+        assertThat(plinth("fs", "stat", "/datasets/renamed.bin").out()).contains("size: " + bytes.length);
+        assertThat(plinth("fs", "rm", "/datasets/renamed.bin").exitCode()).isZero();
+        assertThat(plinth("fs", "rm", "-r", "/datasets").exitCode()).isZero();
+    }
+
+    @Test
+    void benchPrintsEveryFigureBesideItsBaseline() throws Exception {
+        Path local = Files.createDirectories(directory.resolve("bench-local"));
+        Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--rounds", "2", "--local-dir", local.toString());
+        assertThat(bench.exitCode()).as(bench.err()).isZero();
+        assertThat(bench.out()).contains("sequential write + fsync").contains("sequential read (warm)").contains("create")
+                .contains("stat").contains("unlink").contains("loopback TCP").contains("(round 2 of 2)")
+                .contains("median of 2 rounds");
+        if (java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/stat"))) { // the bench reads the machine's CPU time there
+            assertThat(bench.out()).contains("plinth sequential read").containsPattern("this machine [0-9.]+ core-s per GiB, [0-9]+% idle");
+        }
+        assertThat(plinth("fs", "ls", "/.plinth-bench").out()).doesNotContain("seq.dat").doesNotContain("warm.dat");
+    }
+
+    @Test
+    void errorsAreOneLineWithExitCodes() {
+        Result missing = plinth("fs", "stat", "/no/such/file");
+        assertThat(missing.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(missing.err().strip()).startsWith("plinth: no such file or directory").doesNotContain("\n");
+        assertThat(plinth("fs", "mkdir", "/twice").exitCode()).isZero();
+        assertThat(plinth("fs", "mkdir", "/twice").err()).contains("file exists");
+        assertThat(plinth("fs", "frobnicate").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("setstripe", "-c", "0", "/twice").exitCode()).isEqualTo(Main.EXIT_FAILED);
+    }
+
+    @Test
+    void layoutPoolAndCapacityCommands() {
+        assertThat(plinth("fs", "mkdir", "/striped").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-c", "3", "-S", "256K", "/striped").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-c", "2", "/striped/new-file").exitCode()).isZero();
+        String json = plinth("getstripe", "--json", "/striped/new-file").out();
+        assertThat(json).contains("\"stripe_count\":2").contains("\"stripe_size\":262144").contains("\"pool\":\"default\"")
+                .contains("\"objects\":[{\"index\":0");
+        assertThat(plinth("getstripe", "/striped").out()).contains("lmm_stripe_count:  3");
+        assertThat(plinth("pool", "create", "fast", "1", "2").exitCode()).isZero();
+        assertThat(plinth("pool", "list").out()).contains("fast").contains("[1, 2]");
+        assertThat(plinth("setstripe", "--pool", "fast", "-c", "-1", "/striped/in-pool").exitCode()).isZero();
+        assertThat(plinth("getstripe", "--json", "/striped/in-pool").out()).contains("\"stripe_count\":2").contains("\"pool\":\"fast\"");
+        assertThat(plinth("pool", "create", "fast").err()).contains("file exists");
+        // settings that would break a directory are refused when set, not met as EINVAL or ENOSPC at every later create
+        assertThat(plinth("fs", "mkdir", "/unplaceable").exitCode()).isZero();
+        Result noPool = plinth("setstripe", "-p", "nopool", "/unplaceable");
+        assertThat(noPool.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(noPool.err()).contains("no pool named 'nopool'");
+        Result tooWide = plinth("setstripe", "-r", "2", "/unplaceable");
+        assertThat(tooWide.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(tooWide.err()).contains("2 replicas need as many storage nodes").contains("has 1");
+        String small = writeSmallFile();
+        assertThat(plinth("fs", "put", small, "/unplaceable/fine").exitCode()).isZero();
+        assertThat(plinth("setstripe", "-r", "2", "--force", "/unplaceable").exitCode()).isZero();
+        Result create = plinth("fs", "put", small, "/unplaceable/refused");
+        assertThat(create.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(create.err()).contains("invalid argument").doesNotContain("no space");
+        assertThat(plinth("df").out()).contains("target1").contains("filesystem");
+        assertThat(plinth("df", "-h").out()).contains("filesystem").containsPattern("[0-9.]+ (KiB|MiB|GiB|TiB)");
+        assertThat(plinth("df", "-H").out()).contains("filesystem").containsPattern("[0-9.]+ (kB|MB|GB|TB)");
+        assertThat(plinth("df", "--help").out()).contains("--human-readable").contains("--si");
+        // errors name the path the user gave, not an inode number
+        Result notADirectory = plinth("fs", "mkdir", "/unplaceable/fine/below");
+        assertThat(notADirectory.err().strip()).isEqualTo("plinth: not a directory: /unplaceable/fine/below");
+        Result directorySource = plinth("fs", "put", directory.toString(), "/from-a-directory");
+        assertThat(directorySource.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(directorySource.err()).contains(directory + " is a directory");
+        assertThat(plinth("fs", "stat", "/from-a-directory").exitCode()).as("a failed put leaves nothing").isEqualTo(Main.EXIT_FAILED);
+        assertThat(plinth("settings").out()).contains("layout.stripe-count");
+    }
+
+    private static String writeSmallFile() {
+        try {
+            return Files.writeString(directory.resolve("small"), "small\n").toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void s3KeysAreManagedFromTheCli() throws Exception {
+        Path secret = Files.writeString(directory.resolve("secret"), "a-secret-of-enough-length\n");
+        Path credentials = directory.resolve("alice-credentials");
+        Result created = plinth("s3", "keys", "create", "--uid", "1500", "--groups", "20,30", "--access-key", "ALICEKEY",
+                "--secret-key-file", secret.toString(), "--description", "alice's notebooks", "--credentials-file", credentials.toString());
+        assertThat(created.exitCode()).as(created.err()).isZero();
+        assertThat(created.out()).contains("aws_access_key_id = ALICEKEY").contains("acts as uid 1500, gid 1500, groups [20, 30]");
+        assertThat(dev.plinth.gateway.S3Credentials.read(credentials)).isEqualTo(new dev.plinth.gateway.S3Credentials.KeyPair("ALICEKEY", "a-secret-of-enough-length"));
+        assertThat(Files.getPosixFilePermissions(credentials)).containsExactlyInAnyOrder(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        Result generated = plinth("s3", "keys", "create", "--uid", "1600", "--json");
+        assertThat(generated.out()).contains("\"uid\":1600").contains("\"secret_access_key\":\"");
+        Result listed = plinth("s3", "keys", "list");
+        assertThat(listed.out()).contains("ALICEKEY").contains("alice's notebooks").doesNotContain("a-secret-of-enough-length");
+        assertThat(plinth("s3", "keys", "list", "--json").out()).contains("\"access_key_id\":\"ALICEKEY\"").doesNotContain("secret");
+        assertThat(plinth("s3", "keys", "create", "--uid", "1", "--access-key", "ALICEKEY").err()).contains("file exists");
+        assertThat(plinth("s3", "keys", "create", "--uid", "1", "--access-key", "bad key!").exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(plinth("s3", "keys", "delete", "ALICEKEY").exitCode()).isZero();
+        assertThat(plinth("s3", "keys", "list").out()).doesNotContain("ALICEKEY");
+        assertThat(plinth("s3", "keys", "delete", "ALICEKEY").err()).contains("no access key");
+    }
+
+    @Test
+    void statusShowsNodesTargetsAndSpace() {
+        Result status = plinth("status");
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).contains("NODE").contains("online").contains("TARGET").contains("pool default")
+                .contains("inodes").contains("all nodes, targets and chains healthy");
+        Result json = plinth("status", "--json");
+        assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
+                .contains("\"online\":true").contains("\"attention\":[]");
+    }
+
+    @Test
+    void topShowsEveryTargetAndNode() {
+        Result byTarget = plinth("top", "-n", "2", "--interval", "0.2");
+        assertThat(byTarget.exitCode()).as(byTarget.err()).isZero();
+        assertThat(byTarget.out()).contains("plinth top").contains("READ/s").contains("target 1 (node 1)").contains("target 4 (node 1)");
+        Result byNode = plinth("top", "-n", "1", "--by", "node");
+        assertThat(byNode.out()).contains("node 1 ").contains("online");
+    }
+
+}
