@@ -14,12 +14,13 @@ SHARED=$(realpath "$HERE/../shared")
 BASE=$(realpath -m "${1:-/tmp/plinth-bench}"); SIZE=${2:-1G}; MD_THREADS=${3:-4}; MD_FILES=${4:-2000}
 OUT=$BASE/results.txt
 mkdir -p "$BASE/local"
+# Every step may find its process already gone (iperf3 -1 exits after one test): under set -e a
+# failing last command in the trap would turn a finished run's status into 1.
 cleanup() {
-  [ -f "$BASE/plinth.pid" ] && kill "$(cat "$BASE/plinth.pid")" 2>/dev/null && sleep 3
-  mountpoint -q "$BASE/plinth/mnt" && fusermount3 -u -z "$BASE/plinth/mnt"
+  if [ -f "$BASE/plinth.pid" ] && kill "$(cat "$BASE/plinth.pid")" 2>/dev/null; then sleep 3; fi
+  if mountpoint -q "$BASE/plinth/mnt"; then fusermount3 -u -z "$BASE/plinth/mnt" || true; fi
   bash "$SHARED/peers/moosefs.sh" stop "$BASE/moosefs" >/dev/null 2>&1 || true
-  [ -n "${IPERF:-}" ] && kill "$IPERF" 2>/dev/null
-  return 0
+  if [ -n "${IPERF:-}" ]; then kill "$IPERF" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 

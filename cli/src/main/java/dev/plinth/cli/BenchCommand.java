@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -179,7 +180,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             // The disk and the network of a shared VM move by 2x within minutes: each round measures its own
             // bounds right before its read, and the table shows the median round, not the best
-            List<ReadRound> readRounds = new java.util.ArrayList<>();
+            List<ReadRound> readRounds = new ArrayList<>();
             for (int round = 1; round <= rounds; round++) {
                 String of = rounds == 1 ? "" : String.format(Locale.ROOT, " (round %d of %d)", round, rounds);
                 if (cachesDropped) {
@@ -197,8 +198,9 @@ final class BenchCommand implements Callable<Integer> {
                 readRounds.add(new ReadRound(localRead.mibPerSecond(), network.mibPerSecond(), plinthRead.mibPerSecond()));
             }
             Files.delete(localFile);
-            readRounds.sort(java.util.Comparator.comparingDouble(ReadRound::ratio));
-            ReadRound medianRound = readRounds.get((readRounds.size() - 1) / 2);
+            List<ReadRound> byRatio = new ArrayList<>(readRounds);
+            byRatio.sort(java.util.Comparator.comparingDouble(ReadRound::ratio));
+            ReadRound medianRound = byRatio.get((byRatio.size() - 1) / 2);
             double localRead = medianRound.localRead();
             if (rounds > 1) {
                 progress("plinth sequential read, ratio to min(disk, loopback) by round: %s; median %.2f",
