@@ -3,6 +3,7 @@
 Usage: /usr/bin/python3 conformance_suite.py ENDPOINT OWNER_KEY OWNER_SECRET OTHER_KEY OTHER_SECRET BUCKET
 OWNER and OTHER are keys of two different uids. Prints one line per check and exits non-zero if any failed.
 """
+import base64
 import hashlib
 import sys
 import threading
@@ -231,6 +232,64 @@ def streaming_uploads_do_not_keep_aws_chunked():
     chunked = with_headers("PutObject", {"Content-Encoding": "aws-chunked,gzip"})
     chunked.put_object(Bucket=bucket, Key="encoding/chunked", Body=b"x")
     assert s3.head_object(Bucket=bucket, Key="encoding/chunked").get("ContentEncoding") == "gzip"
+
+
+@check
+def flexible_checksums_are_verified_kept_and_answered():
+    body = b"checksummed " * 1000
+    expected = base64.b64encode(hashlib.sha256(body).digest()).decode()
+    put = s3.put_object(Bucket=bucket, Key="sums/object", Body=body, ChecksumAlgorithm="SHA256")
+    assert put["ChecksumSHA256"] == expected, put
+    head = s3.head_object(Bucket=bucket, Key="sums/object", ChecksumMode="ENABLED")
+    assert head["ChecksumSHA256"] == expected, head
+    assert "ChecksumSHA256" not in s3.head_object(Bucket=bucket, Key="sums/object")
+    wrong = with_headers("PutObject", {"x-amz-checksum-crc32": "AAAAAA=="})
+    assert error(lambda: wrong.put_object(Bucket=bucket, Key="sums/wrong", Body=body)) == ("BadDigest", 400)
+    assert error(lambda: s3.head_object(Bucket=bucket, Key="sums/wrong"))[1] == 404
+    two = with_headers("PutObject", {"x-amz-checksum-crc32": "AAAAAA==", "x-amz-checksum-crc32c": "AAAAAA=="})
+    assert error(lambda: two.put_object(Bucket=bucket, Key="sums/wrong", Body=body))[0] == "InvalidRequest"
+    attributes = s3.get_object_attributes(Bucket=bucket, Key="sums/object", ObjectAttributes=["ETag", "Checksum", "ObjectSize"])
+    assert attributes["ETag"] == hashlib.md5(body).hexdigest() and attributes["ObjectSize"] == len(body), attributes
+    assert attributes["Checksum"]["ChecksumSHA256"] == expected, attributes
+    assert error(lambda: s3.get_object_attributes(Bucket=bucket, Key="sums/object", ObjectAttributes=["Bogus"]))[0] == "InvalidArgument"
+
+
+@check
+def multipart_checksums_combine():
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="sums/multipart", ChecksumAlgorithm="SHA1")["UploadId"]
+    parts, sums = [b"a" * (5 << 20), b"b" * 100], []
+    done = []
+    for number, body in enumerate(parts, 1):
+        part = s3.upload_part(Bucket=bucket, Key="sums/multipart", UploadId=upload, PartNumber=number, Body=body, ChecksumAlgorithm="SHA1")
+        assert part["ChecksumSHA1"] == base64.b64encode(hashlib.sha1(body).digest()).decode(), part
+        sums.append(hashlib.sha1(body).digest())
+        done.append({"PartNumber": number, "ETag": part["ETag"], "ChecksumSHA1": part["ChecksumSHA1"]})
+    complete = s3.complete_multipart_upload(Bucket=bucket, Key="sums/multipart", UploadId=upload, MultipartUpload={"Parts": done})
+    composite = base64.b64encode(hashlib.sha1(b"".join(sums)).digest()).decode() + "-2"
+    assert complete["ChecksumSHA1"] == composite, complete
+    assert s3.head_object(Bucket=bucket, Key="sums/multipart", ChecksumMode="ENABLED")["ChecksumSHA1"] == composite
+    listed = s3.get_object_attributes(Bucket=bucket, Key="sums/multipart", ObjectAttributes=["ObjectParts"])["ObjectParts"]
+    assert listed["TotalPartsCount"] == 2 and [p["Size"] for p in listed["Parts"]] == [5 << 20, 100], listed
+
+
+@check
+def object_and_bucket_tagging():
+    s3.put_object(Bucket=bucket, Key="tags/object", Body=b"x", Tagging="a=1&b=two%20words")
+    assert s3.get_object_tagging(Bucket=bucket, Key="tags/object")["TagSet"] == [{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "two words"}]
+    s3.put_object_tagging(Bucket=bucket, Key="tags/object", Tagging={"TagSet": [{"Key": "k", "Value": "v"}]})
+    assert s3.get_object_tagging(Bucket=bucket, Key="tags/object")["TagSet"] == [{"Key": "k", "Value": "v"}]
+    assert error(lambda: other.get_object_tagging(Bucket=bucket, Key="tags/object"))[0] == "AccessDenied"
+    duplicate = {"TagSet": [{"Key": "k", "Value": "1"}, {"Key": "k", "Value": "2"}]}
+    assert error(lambda: s3.put_object_tagging(Bucket=bucket, Key="tags/object", Tagging=duplicate)) == ("InvalidTag", 400)
+    assert error(lambda: s3.get_object_tagging(Bucket=bucket, Key="tags/missing"))[0] == "NoSuchKey"
+    s3.delete_object_tagging(Bucket=bucket, Key="tags/object")
+    assert s3.get_object_tagging(Bucket=bucket, Key="tags/object")["TagSet"] == []
+    assert error(lambda: s3.get_bucket_tagging(Bucket=bucket)) == ("NoSuchTagSet", 404)
+    s3.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": [{"Key": "team", "Value": "ml"}]})
+    assert s3.get_bucket_tagging(Bucket=bucket)["TagSet"] == [{"Key": "team", "Value": "ml"}]
+    assert error(lambda: other.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": []}))[0] == "AccessDenied"
+    s3.delete_bucket_tagging(Bucket=bucket)
+    assert error(lambda: s3.get_bucket_tagging(Bucket=bucket))[0] == "NoSuchTagSet"
 
 
 print("%d checks failed: %s" % (len(failures), failures) if failures else "conformance suite: all checks passed")

@@ -33,6 +33,7 @@ final class AwsChunkedStream extends ByteArrayReads {
     private String chunkSignature;
     private long chunkLeft = -1; // -1: a chunk header comes next
     private boolean done;
+    private String verifiedTrailerChecksum;
 
     AwsChunkedStream(InputStream in, String mode, byte[] signingKey, String amzDate, String scope, String seedSignature, String trailerHeader) {
         this.in = new PushbackInputStream(new java.io.BufferedInputStream(in, 64 * 1024), 1);
@@ -47,6 +48,20 @@ final class AwsChunkedStream extends ByteArrayReads {
         if (trailer && this.trailerHeader != null && trailerChecksum == null) {
             throw new S3Exception(S3Error.INVALID_ARGUMENT, "unknown trailing checksum " + trailerHeader);
         }
+    }
+
+    /** The checksum header the trailer carries (x-amz-trailer), or null for none. */
+    String trailerHeader() {
+        return trailer ? trailerHeader : null;
+    }
+
+    /**
+     * The trailer's checksum once the body was read to its end and it matched (base64); null
+     * before, or without one. A signed trailer's signature is checked too, after this is set: a
+     * caller reads it only after reading the body to its end without an error.
+     */
+    String verifiedTrailerChecksum() {
+        return verifiedTrailerChecksum;
     }
 
     @Override
@@ -160,6 +175,7 @@ final class AwsChunkedStream extends ByteArrayReads {
             if (!given.equals(trailerChecksum.base64())) {
                 throw new S3Exception(S3Error.BAD_DIGEST, "the " + trailerHeader + " you specified did not match the calculated checksum");
             }
+            verifiedTrailerChecksum = given;
         }
         if (signed) {
             String expected = SigV4.signature(signingKey, SigV4.trailerStringToSign(amzDate, scope, previousSignature,

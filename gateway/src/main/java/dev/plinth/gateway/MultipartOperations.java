@@ -50,11 +50,21 @@ final class MultipartOperations {
 
     /**
      * An upload in progress: its target key, the record and mode the object will get
-     * ({@code objectMode} -1: from its directory at completion, as a PUT without an ACL), and who
-     * started it.
+     * ({@code objectMode} -1: from its directory at completion, as a PUT without an ACL), who
+     * started it, the flexible checksum its parts carry and the object's type of it (both null
+     * for none), and the tags the object will get (x-amz-tagging's form; null for none).
      */
-    record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid, int objectMode) {
+    record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid, int objectMode, String checksumAlgorithm,
+                        String checksumType, String tagging) {
         static final String XATTR = "trusted.plinth.s3.upload";
+
+        Checksums.Algorithm algorithm() {
+            return Checksums.Algorithm.named(checksumAlgorithm);
+        }
+
+        ObjectTags tags() {
+            return tagging == null ? null : ObjectTags.fromXattr(tagging.getBytes(StandardCharsets.UTF_8));
+        }
     }
 
     /** An upload in progress and the directory its parts are in. */
@@ -103,17 +113,48 @@ final class MultipartOperations {
             client().mkdirs(uploads, 0711);
             return null;
         });
+        Checksums.Algorithm algorithm = ObjectOperations.checksumAlgorithm(exchange.header("x-amz-checksum-algorithm"));
+        String checksumType = checksumType(algorithm, exchange.header("x-amz-checksum-type"));
+        ObjectTags tags = ObjectTags.fromHeader(exchange.header("x-amz-tagging"));
         String uploadId = UUID.randomUUID().toString();
         UploadRecord record = new UploadRecord(key, System.currentTimeMillis(), S3Requests.recordFrom(exchange), client().caller().uid(),
-                acl == null ? -1 : acl.fileMode());
+                acl == null ? -1 : acl.fileMode(), algorithm == null ? null : algorithm.name(), checksumType,
+                tags == null || tags.isEmpty() ? null : new String(tags.xattr().value(), StandardCharsets.UTF_8));
         try {
             namespace.mkdirOwnedByCaller(uploads + "/" + uploadId, 0700, List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(
                     UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record))));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
-        exchange.respondXml(200, Xml.document("InitiateMultipartUploadResult").element("Bucket", bucket).element("Key", key)
-                .element("UploadId", uploadId).end("InitiateMultipartUploadResult"));
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("Content-Type", "application/xml");
+        if (algorithm != null) {
+            headers.set("x-amz-checksum-algorithm", algorithm.name());
+            headers.set("x-amz-checksum-type", checksumType);
+        }
+        exchange.respond(200, headers, Xml.document("InitiateMultipartUploadResult").element("Bucket", bucket).element("Key", key)
+                .element("UploadId", uploadId).end("InitiateMultipartUploadResult").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The type of an upload's object checksum: as x-amz-checksum-type asks, if the algorithm allows it, else the algorithm's default. */
+    private static String checksumType(Checksums.Algorithm algorithm, String asked) {
+        if (asked == null) {
+            return algorithm == null ? null : algorithm.defaultType();
+        }
+        String type = asked.strip().toUpperCase(java.util.Locale.ROOT);
+        if (algorithm == null) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.");
+        }
+        boolean allowed = switch (type) {
+            case Checksums.Algorithm.FULL_OBJECT -> algorithm.fullObject();
+            case Checksums.Algorithm.COMPOSITE -> algorithm.composite();
+            default -> throw new S3Exception(S3Error.INVALID_REQUEST, "Value for x-amz-checksum-type header is invalid.");
+        };
+        if (!allowed) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "The " + type + " checksum type cannot be used with the "
+                    + algorithm.name().toLowerCase(java.util.Locale.ROOT) + " checksum algorithm.");
+        }
+        return type;
     }
 
     private static int partNumber(S3Exchange exchange) {
@@ -138,26 +179,37 @@ final class MultipartOperations {
     void uploadPart(S3Exchange exchange, InputStream body, String bucket, String key) {
         Upload upload = uploadOf(exchange, bucket, key);
         int number = partNumber(exchange);
+        Checksums.Algorithm algorithm = upload.record().algorithm();
         if (exchange.header("x-amz-copy-source") != null) {
-            S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number);
-            exchange.respondXml(200, Xml.document("CopyPartResult")
-                    .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
-                    .element("ETag", "\"" + written.etag() + "\"").end("CopyPartResult"));
+            java.util.concurrent.atomic.AtomicReference<String> checksum = new java.util.concurrent.atomic.AtomicReference<>();
+            S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number, algorithm, checksum);
+            Xml xml = Xml.document("CopyPartResult").element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + written.etag() + "\"");
+            if (checksum.get() != null) {
+                xml.element(algorithm.element(), checksum.get());
+            }
+            exchange.respondXml(200, xml.end("CopyPartResult"));
             return;
         }
         long length = S3Requests.contentLength(exchange);
         if (length < 0) {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
         }
-        InputStream checked = S3Requests.checkedBody(exchange, body);
-        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, PART_TEMPLATE, S3Namespace.Replacing.ANYTHING,
+        CheckedBody checked = CheckedBody.of(exchange, body, algorithm);
+        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, () -> PART_TEMPLATE.withChecksum(checked.objectChecksum()),
+                null, S3Namespace.Replacing.ANYTHING,
                 file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
+        if (checked.algorithm() != null) {
+            headers.set(checked.algorithm().header(), checked.checksum());
+        }
         exchange.respond(200, headers, null);
     }
 
-    private S3Namespace.Written uploadPartCopy(S3Exchange exchange, Attributes directory, int number) {
+    /** Copies a part from an object; with the upload's checksum algorithm, the part's checksum is computed over the copied bytes. */
+    private S3Namespace.Written uploadPartCopy(S3Exchange exchange, Attributes directory, int number, Checksums.Algorithm algorithm,
+                                               java.util.concurrent.atomic.AtomicReference<String> checksum) {
         ObjectOperations.CopySource source = ObjectOperations.CopySource.parse(exchange.header("x-amz-copy-source"));
         try (PlinthFile from = namespace.openObject(source.bucket(), source.key())) {
             long size = from.attributes().sizeBytes();
@@ -171,15 +223,24 @@ final class MultipartOperations {
             }
             long first = start;
             long last = end;
-            return namespace.writeObject(directory, partName(number), 0600, PART_TEMPLATE, S3Namespace.Replacing.ANYTHING,
-                    target -> ObjectOperations.copyRange(from, first, last, target));
+            Checksums.Running running = algorithm == null ? null : algorithm.running();
+            return namespace.writeObject(directory, partName(number), 0600,
+                    () -> checksum.get() == null ? PART_TEMPLATE
+                            : PART_TEMPLATE.withChecksum(new ObjectRecord.Checksum(algorithm.name(), Checksums.Algorithm.FULL_OBJECT, checksum.get())),
+                    null, S3Namespace.Replacing.ANYTHING, target -> {
+                        String etag = ObjectOperations.copyRange(from, first, last, target, running);
+                        if (running != null) {
+                            checksum.set(running.base64());
+                        }
+                        return etag;
+                    });
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
     }
 
-    /** A stored part: number, attributes, ETag. */
-    private record Part(int number, Attributes attributes, String etag) {}
+    /** A stored part: number, attributes, ETag, and the checksum it was uploaded with (null: none). */
+    private record Part(int number, Attributes attributes, String etag, ObjectRecord.Checksum checksum) {}
 
     private List<Part> parts(String directory) {
         List<Part> parts = new ArrayList<>();
@@ -187,7 +248,9 @@ final class MultipartOperations {
             String name = listed.entry().name();
             if (name.startsWith("part-") && listed.attributes().type() == dev.plinth.common.FileType.FILE) {
                 Attributes attributes = listed.attributes();
-                parts.add(new Part(Integer.parseInt(name.substring(5)), attributes, S3Namespace.etag(attributes, namespace.record(attributes.inodeId()))));
+                ObjectRecord record = namespace.record(attributes.inodeId());
+                parts.add(new Part(Integer.parseInt(name.substring(5)), attributes, S3Namespace.etag(attributes, record),
+                        record == null ? null : record.currentChecksum(attributes)));
             }
         }
         return parts;
@@ -196,7 +259,7 @@ final class MultipartOperations {
     void listParts(S3Exchange exchange, String bucket, String key) {
         namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
-        upload(bucket, uploadId);
+        UploadRecord upload = upload(bucket, uploadId).record();
         int marker = exchange.parameter("part-number-marker") == null ? 0 : S3Requests.boundedCount(exchange.parameter("part-number-marker"), "part-number-marker");
         int maxParts = S3Requests.boundedCount(exchange.parameter("max-parts"), "max-parts");
         List<Part> parts = parts(uploadPath(bucket, uploadId)).stream().filter(p -> p.number() > marker).toList();
@@ -207,9 +270,17 @@ final class MultipartOperations {
         if (truncated) {
             xml.element("NextPartNumberMarker", parts.getLast().number());
         }
+        if (upload.algorithm() != null) {
+            xml.element("ChecksumAlgorithm", upload.algorithm().name()).element("ChecksumType", upload.checksumType());
+        }
         for (Part part : parts) {
             xml.open("Part").element("PartNumber", part.number()).element("LastModified", Http.isoDate(part.attributes().mtimeNanos() / 1_000_000))
-                    .element("ETag", "\"" + part.etag() + "\"").element("Size", part.attributes().sizeBytes()).close("Part");
+                    .element("ETag", "\"" + part.etag() + "\"").element("Size", part.attributes().sizeBytes());
+            Checksums.Algorithm algorithm = part.checksum() == null ? null : part.checksum().knownAlgorithm();
+            if (algorithm != null) {
+                xml.element(algorithm.element(), part.checksum().value());
+            }
+            xml.close("Part");
         }
         exchange.respondXml(200, xml.end("ListPartsResult"));
     }
@@ -267,9 +338,13 @@ final class MultipartOperations {
         exchange.respondXml(200, xml.end("ListMultipartUploadsResult"));
     }
 
-    private static String completeResult(String bucket, String key, String etag) {
-        return Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
-                .element("Key", key).element("ETag", "\"" + etag + "\"").end("CompleteMultipartUploadResult");
+    private static String completeResult(String bucket, String key, String etag, ObjectRecord.Checksum checksum) {
+        Xml xml = Xml.document("CompleteMultipartUploadResult").element("Location", "/" + bucket + "/" + key).element("Bucket", bucket)
+                .element("Key", key).element("ETag", "\"" + etag + "\"");
+        if (checksum != null && checksum.knownAlgorithm() != null) {
+            xml.element(checksum.knownAlgorithm().element(), checksum.value()).element("ChecksumType", checksum.type());
+        }
+        return xml.end("CompleteMultipartUploadResult");
     }
 
     void abortMultipartUpload(S3Exchange exchange, String bucket) {
@@ -300,6 +375,43 @@ final class MultipartOperations {
     }
 
     /**
+     * The object checksum an upload made with a checksum algorithm gets from its chosen parts
+     * (null for an upload without one): of the parts' checksums (COMPOSITE, "-N"), or their CRCs
+     * combined into the whole object's (FULL_OBJECT), which an x-amz-checksum-* header of the
+     * request, if any, must match.
+     */
+    private static ObjectRecord.Checksum objectChecksum(UploadRecord upload, List<Part> chosen, S3Exchange exchange) {
+        Checksums.Algorithm algorithm = upload.algorithm();
+        if (algorithm == null) {
+            return null;
+        }
+        for (Part part : chosen) {
+            if (part.checksum() == null || part.checksum().knownAlgorithm() != algorithm) {
+                throw new S3Exception(S3Error.INVALID_PART, "part " + part.number() + " has no " + algorithm.name() + " checksum");
+            }
+        }
+        java.util.Base64.Decoder base64 = java.util.Base64.getDecoder();
+        if (Checksums.Algorithm.COMPOSITE.equals(upload.checksumType())) {
+            Checksums.Running ofChecksums = algorithm.running();
+            for (Part part : chosen) {
+                byte[] value = base64.decode(part.checksum().value());
+                ofChecksums.update(value, 0, value.length);
+            }
+            return new ObjectRecord.Checksum(algorithm.name(), Checksums.Algorithm.COMPOSITE, ofChecksums.base64() + "-" + chosen.size());
+        }
+        byte[] whole = base64.decode(chosen.getFirst().checksum().value());
+        for (Part part : chosen.subList(1, chosen.size())) {
+            whole = algorithm.combine(whole, base64.decode(part.checksum().value()), part.attributes().sizeBytes());
+        }
+        String value = java.util.Base64.getEncoder().encodeToString(whole);
+        String given = exchange.header(algorithm.header());
+        if (given != null && !given.strip().equals(value)) {
+            throw new S3Exception(S3Error.BAD_DIGEST, "The " + algorithm.header() + " you specified did not match the calculated checksum.");
+        }
+        return new ObjectRecord.Checksum(algorithm.name(), Checksums.Algorithm.FULL_OBJECT, value);
+    }
+
+    /**
      * Checks the part list, then concatenates the parts into the object (a copy through the
      * gateway: chunks belong to their file). S3 answers 200 at once and keeps the connection alive
      * with spaces while it works, so clients do not time out on large objects; an error after that
@@ -316,7 +428,8 @@ final class MultipartOperations {
                 throw e;
             }
             S3Requests.requireReadable(client(), completed.attributes());
-            exchange.respondXml(200, completeResult(bucket, key, S3Namespace.etag(completed.attributes(), completed.record())));
+            exchange.respondXml(200, completeResult(bucket, key, S3Namespace.etag(completed.attributes(), completed.record()),
+                    completed.record().currentChecksum(completed.attributes())));
             return;
         }
         Element root = Xml.parse(body);
@@ -346,6 +459,12 @@ final class MultipartOperations {
             if (part == null || etag == null || !etag.replace("\"", "").equals(part.etag())) {
                 throw new S3Exception(S3Error.INVALID_PART, "part " + number + " was not uploaded or its ETag does not match");
             }
+            for (Checksums.Algorithm algorithm : Checksums.Algorithm.values()) {
+                String given = Xml.childText(element, algorithm.element());
+                if (given != null && (part.checksum() == null || part.checksum().knownAlgorithm() != algorithm || !given.equals(part.checksum().value()))) {
+                    throw new S3Exception(S3Error.INVALID_PART, "part " + number + "'s " + algorithm.element() + " does not match the part uploaded");
+                }
+            }
             chosen.add(part);
         }
         if (chosen.isEmpty()) {
@@ -356,6 +475,7 @@ final class MultipartOperations {
                 throw new S3Exception(S3Error.ENTITY_TOO_SMALL, "part " + chosen.get(i).number() + " is smaller than 5 MiB and not the last");
             }
         }
+        ObjectRecord.Checksum checksum = objectChecksum(upload.record(), chosen, exchange);
         String path = namespace.objectPath(bucket, key);
         namespace.requireWritable(bucket, key);
         S3Namespace.Replacing replacing = objects.writeCondition(exchange, bucket, key);
@@ -368,15 +488,17 @@ final class MultipartOperations {
         String result;
         try {
             ObjectRecord template = upload.record().template().withParts(exchange.parameter("uploadId"),
-                    chosen.stream().map(part -> part.attributes().sizeBytes()).toList());
-            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template, replacing, file -> {
+                    chosen.stream().map(part -> part.attributes().sizeBytes()).toList(),
+                    checksum == null ? List.of() : chosen.stream().map(part -> part.checksum().value()).toList(), checksum);
+            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template, upload.record().tags(), replacing,
+                    file -> {
                 java.security.MessageDigest etags = S3Namespace.md5();
                 long offset = 0;
                 long lastKeepAlive = System.nanoTime();
                 for (Part part : chosen) {
                     etags.update(HexFormat.of().parseHex(part.etag()));
                     try (PlinthFile from = client().open(part.attributes().inodeId(), false)) {
-                        ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null);
+                        ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null, null);
                     }
                     offset += part.attributes().sizeBytes();
                     if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
@@ -387,7 +509,7 @@ final class MultipartOperations {
                 return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
             });
             removeUpload(upload, directory);
-            result = completeResult(bucket, key, written.etag()).substring(Xml.HEADER.length());
+            result = completeResult(bucket, key, written.etag(), checksum).substring(Xml.HEADER.length());
         } catch (S3Exception e) {
             result = Xml.error(e.error().code(), e.getMessage(), exchange.path(), exchange.requestId()).substring(Xml.HEADER.length());
         } catch (PlinthException e) {

@@ -79,7 +79,8 @@ final class ObjectIo {
     }
 
     /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
-    static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5) {
+    static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5,
+                     Checksums.Running checksum) {
         ByteBuffer piece = ByteBuffer.allocate((int) Math.max(1, Math.min(PIECE_BYTES, length)));
         source.adviseSequential(sourceOffset, length); // read-ahead within the copied range (a part copy's is a slice)
         long done = 0;
@@ -92,6 +93,9 @@ final class ObjectIo {
             piece.flip();
             if (md5 != null) {
                 md5.update(piece.duplicate());
+            }
+            if (checksum != null) {
+                checksum.update(piece.duplicate());
             }
             target.write(targetOffset + done, piece);
             done += n;

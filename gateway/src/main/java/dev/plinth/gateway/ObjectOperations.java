@@ -24,9 +24,11 @@ import org.w3c.dom.Element;
  */
 final class ObjectOperations {
     private final S3Namespace namespace;
+    private final TaggingOperations tagging;
 
-    ObjectOperations(S3Namespace namespace) {
+    ObjectOperations(S3Namespace namespace, TaggingOperations tagging) {
         this.namespace = namespace;
+        this.tagging = tagging;
     }
 
     private PlinthClient client() {
@@ -60,8 +62,9 @@ final class ObjectOperations {
             return;
         }
         ObjectRecord template = S3Requests.recordFrom(exchange);
+        ObjectTags tags = ObjectTags.fromHeader(exchange.header("x-amz-tagging"));
         CannedAcl acl = CannedAcl.of(exchange);
-        InputStream checked = S3Requests.checkedBody(exchange, body);
+        CheckedBody checked = S3Requests.checkedBody(exchange, body);
         Attributes directory = namespace.objectDirectory(bucket, key);
         int mode = CannedAcl.fileMode(acl, directory);
         S3Namespace.Replacing replacing = writeCondition(exchange, bucket, key);
@@ -69,15 +72,25 @@ final class ObjectOperations {
         if (length >= 0 && directory.layout() != null && length <= directory.layout().mdtBytes()) {
             // fits in the Data-on-MDT part: the whole object is one metadata change
             byte[] bytes = ObjectIo.readBody(checked, (int) length);
-            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template, replacing, bytes,
-                    HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
+            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template.withChecksum(checked.objectChecksum()), tags,
+                    replacing, bytes, HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
         } else {
-            etag = namespace.writeObject(directory, Names.lastName(path), mode, template, replacing,
-                    file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
+            etag = namespace.writeObject(directory, Names.lastName(path), mode, () -> template.withChecksum(checked.objectChecksum()), tags,
+                    replacing, file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
         }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
+        setChecksumHeaders(headers, checked.objectChecksum());
         exchange.respond(200, headers, null);
+    }
+
+    /** x-amz-checksum-ALGORITHM and x-amz-checksum-type for a checksum (none for null), as PUT, UploadPart and GET answer them. */
+    static void setChecksumHeaders(DefaultHttpHeaders headers, ObjectRecord.Checksum checksum) {
+        Checksums.Algorithm algorithm = checksum == null ? null : checksum.knownAlgorithm();
+        if (algorithm != null) {
+            headers.set(algorithm.header(), checksum.value());
+            headers.set("x-amz-checksum-type", checksum.type());
+        }
     }
 
     /**
@@ -332,6 +345,9 @@ final class ObjectOperations {
             status = 206;
             headers.set("Content-Range", "bytes " + start + "-" + (end - 1) + "/" + size);
         }
+        if (record != null && "ENABLED".equalsIgnoreCase(exchange.header("x-amz-checksum-mode"))) {
+            setChecksumHeaders(headers, answeredChecksum(exchange, attributes, record, range));
+        }
         if (!withBody) {
             headers.set("Content-Length", String.valueOf(end - start));
             exchange.respond(status, headers, null);
@@ -356,6 +372,26 @@ final class ObjectOperations {
             offset += length;
         }
         exchange.endStream();
+    }
+
+    /**
+     * The checksum a GET or HEAD with x-amz-checksum-mode answers with: the object's for all of
+     * it, a part's for a part (partNumber) whose checksum the upload kept, none for a byte range or
+     * an object changed since it was written.
+     */
+    private static ObjectRecord.Checksum answeredChecksum(S3Exchange exchange, Attributes attributes, ObjectRecord record, long[] range) {
+        ObjectRecord.Checksum checksum = record.currentChecksum(attributes);
+        if (checksum == null) {
+            return null;
+        }
+        if (range == null) {
+            return checksum;
+        }
+        if (exchange.parameter("partNumber") == null || record.partChecksums().isEmpty()) {
+            return null;
+        }
+        int number = Integer.parseInt(exchange.parameter("partNumber"));
+        return new ObjectRecord.Checksum(checksum.algorithm(), Checksums.Algorithm.COMPOSITE, record.partChecksums().get(number - 1));
     }
 
     /**
@@ -391,6 +427,71 @@ final class ObjectOperations {
         return new long[] {start, start + sizes.get(number - 1)};
     }
 
+    /**
+     * GetObjectAttributes: what x-amz-object-attributes asks for of ETag, Checksum, ObjectParts,
+     * StorageClass and ObjectSize, without the bytes. Parts are listed (paged by x-amz-max-parts and
+     * x-amz-part-number-marker) for an object a multipart upload made and has not been changed since.
+     */
+    void getObjectAttributes(S3Exchange exchange, String bucket, String key) {
+        String asked = exchange.joinedHeader("x-amz-object-attributes"); // the Java SDK sends one header per attribute
+        if (asked == null || asked.isBlank()) {
+            throw new S3Exception(S3Error.INVALID_ARGUMENT, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty");
+        }
+        java.util.Set<String> attributesAsked = new java.util.HashSet<>();
+        for (String name : asked.split(",")) {
+            String attribute = name.strip();
+            if (!List.of("ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize").contains(attribute)) {
+                throw new S3Exception(S3Error.INVALID_ARGUMENT, "Invalid attribute name specified: " + attribute);
+            }
+            attributesAsked.add(attribute);
+        }
+        S3Namespace.Found found = namespace.object(bucket, key);
+        Attributes attributes = found.attributes();
+        S3Requests.requireReadable(client(), attributes);
+        ObjectRecord record = found.record();
+        boolean current = record != null && S3Namespace.etag(attributes, record).equals(record.etag());
+        Xml xml = Xml.document("GetObjectAttributesResponse");
+        if (attributesAsked.contains("ETag")) {
+            xml.element("ETag", attributes.isDirectory() ? "d41d8cd98f00b204e9800998ecf8427e" : S3Namespace.etag(attributes, record));
+        }
+        ObjectRecord.Checksum checksum = record == null ? null : record.currentChecksum(attributes);
+        if (attributesAsked.contains("Checksum") && checksum != null && checksum.knownAlgorithm() != null) {
+            xml.open("Checksum").element(checksum.knownAlgorithm().element(), checksum.value()).element("ChecksumType", checksum.type())
+                    .close("Checksum");
+        }
+        if (attributesAsked.contains("ObjectParts") && current && record.multipart()) {
+            int marker = exchange.header("x-amz-part-number-marker") == null ? 0
+                    : S3Requests.boundedCount(exchange.header("x-amz-part-number-marker"), "x-amz-part-number-marker");
+            int maxParts = S3Requests.boundedCount(exchange.header("x-amz-max-parts"), "x-amz-max-parts");
+            int total = record.partSizes().size();
+            int last = Math.min(total, marker + maxParts);
+            xml.open("ObjectParts").element("PartsCount", total).element("PartNumberMarker", marker).element("MaxParts", maxParts)
+                    .element("IsTruncated", last < total);
+            if (last < total) {
+                xml.element("NextPartNumberMarker", last);
+            }
+            Checksums.Algorithm algorithm = checksum == null ? null : checksum.knownAlgorithm();
+            for (int number = marker + 1; number <= last; number++) {
+                xml.open("Part").element("PartNumber", number).element("Size", record.partSizes().get(number - 1));
+                if (algorithm != null && record.partChecksums().size() == total) {
+                    xml.element(algorithm.element(), record.partChecksums().get(number - 1));
+                }
+                xml.close("Part");
+            }
+            xml.close("ObjectParts");
+        }
+        if (attributesAsked.contains("StorageClass")) {
+            xml.element("StorageClass", "STANDARD");
+        }
+        if (attributesAsked.contains("ObjectSize")) {
+            xml.element("ObjectSize", attributes.isDirectory() ? 0 : attributes.sizeBytes());
+        }
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        headers.set("Last-Modified", Http.date(attributes.mtimeNanos() / 1_000_000));
+        headers.set("Content-Type", "application/xml");
+        exchange.respond(200, headers, xml.end("GetObjectAttributesResponse").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     void deleteObject(S3Exchange exchange, String bucket, String key) {
         namespace.bucket(bucket);
         deleteKey(bucket, key);
@@ -417,7 +518,7 @@ final class ObjectOperations {
 
     void deleteObjects(S3Exchange exchange, InputStream body, String bucket) {
         namespace.bucket(bucket);
-        Element root = Xml.parse(body);
+        Element root = Xml.parse(S3Requests.checkedBody(exchange, body));
         if (!"Delete".equals(root.getLocalName())) {
             throw new S3Exception(S3Error.MALFORMED_XML, "the body must be a <Delete> document");
         }
@@ -461,24 +562,58 @@ final class ObjectOperations {
                 throw new S3Exception(S3Error.PRECONDITION_FAILED, "at least one of the copy source preconditions did not hold");
             }
             // a copy is one piece, whatever the source was: the source's upload and parts are not the copy's
-            ObjectRecord template = replace || sourceRecord == null ? S3Requests.recordFrom(exchange) : sourceRecord.withParts(null, List.of());
+            ObjectRecord template = replace || sourceRecord == null ? S3Requests.recordFrom(exchange)
+                    : sourceRecord.withParts(null, List.of(), List.of(), null);
+            ObjectTags tags = "REPLACE".equalsIgnoreCase(exchange.header("x-amz-tagging-directive"))
+                    ? ObjectTags.fromHeader(exchange.header("x-amz-tagging")) : tagging.tags(sourceAttributes.inodeId());
+            // the copy's checksum: of the algorithm asked for, else of the source's; computed over the copied bytes
+            Checksums.Algorithm algorithm = checksumAlgorithm(exchange.header("x-amz-checksum-algorithm"));
+            ObjectRecord.Checksum sourceChecksum = sourceRecord == null ? null : sourceRecord.currentChecksum(sourceAttributes);
+            if (algorithm == null && sourceChecksum != null) {
+                algorithm = sourceChecksum.knownAlgorithm();
+            }
+            Checksums.Running running = algorithm == null ? null : algorithm.running();
+            Checksums.Algorithm copiedAlgorithm = algorithm;
+            java.util.concurrent.atomic.AtomicReference<ObjectRecord.Checksum> checksum = new java.util.concurrent.atomic.AtomicReference<>();
             CannedAcl acl = CannedAcl.of(exchange);
             Attributes directory = namespace.objectDirectory(bucket, key);
-            S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory), template,
-                    S3Namespace.Replacing.ANYTHING,
-                    target -> copyRange(from, 0, sourceAttributes.sizeBytes(), target));
-            exchange.respondXml(200, Xml.document("CopyObjectResult")
-                    .element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
-                    .element("ETag", "\"" + written.etag() + "\"").end("CopyObjectResult"));
+            S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory),
+                    () -> template.withChecksum(checksum.get()), tags, S3Namespace.Replacing.ANYTHING, target -> {
+                        String etag = copyRange(from, 0, sourceAttributes.sizeBytes(), target, running);
+                        if (running != null) {
+                            checksum.set(new ObjectRecord.Checksum(copiedAlgorithm.name(), Checksums.Algorithm.FULL_OBJECT, running.base64()));
+                        }
+                        return etag;
+                    });
+            Xml xml = Xml.document("CopyObjectResult").element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
+                    .element("ETag", "\"" + written.etag() + "\"");
+            if (checksum.get() != null) {
+                xml.element(copiedAlgorithm.element(), checksum.get().value()).element("ChecksumType", checksum.get().type());
+            }
+            exchange.respondXml(200, xml.end("CopyObjectResult"));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
     }
 
-    /** Copies bytes [start, end) of {@code from} to the start of {@code target}; returns their MD5 in hex. */
-    static String copyRange(PlinthFile from, long start, long end, PlinthFile target) {
+    /** The algorithm an x-amz-checksum-algorithm header names (null: none); an unknown one is refused. */
+    static Checksums.Algorithm checksumAlgorithm(String header) {
+        if (header == null) {
+            return null;
+        }
+        Checksums.Algorithm algorithm = Checksums.Algorithm.named(header);
+        if (algorithm == null) {
+            throw new S3Exception(S3Error.INVALID_REQUEST, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: "
+                    + "[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]");
+        }
+        return algorithm;
+    }
+
+
+    /** Copies bytes [start, end) of {@code from} to the start of {@code target}, feeding {@code checksum} (may be null); returns their MD5 in hex. */
+    static String copyRange(PlinthFile from, long start, long end, PlinthFile target, Checksums.Running checksum) {
         java.security.MessageDigest md5 = S3Namespace.md5();
-        ObjectIo.copy(from, start, end - start, target, 0, md5);
+        ObjectIo.copy(from, start, end - start, target, 0, md5, checksum);
         return HexFormat.of().formatHex(md5.digest());
     }
 

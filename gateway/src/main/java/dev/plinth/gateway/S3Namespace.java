@@ -352,20 +352,33 @@ final class S3Namespace {
      * the new one and never a mix, if what is there is what {@code replacing} allows (else
      * PreconditionFailed). Nothing is left on failure.
      */
-    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, Replacing replacing, ContentWriter content) {
+    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, ObjectTags tags, Replacing replacing,
+                        ContentWriter content) {
+        return writeObject(directory, name, mode, () -> template, tags, replacing, content);
+    }
+
+    /** As above, with the record taken once the content is written (it may hold the body's checksum). */
+    Written writeObject(Attributes directory, String name, int mode, java.util.function.Supplier<ObjectRecord> template, ObjectTags tags,
+                        Replacing replacing, ContentWriter content) {
         // Unnamed until published: a failed PUT, or a gateway that dies mid-PUT, leaves nothing behind (the file goes
         // with its last close, or with the gateway's session).
         try (PlinthFile file = client.createUnnamed(directory.inodeId(), mode, null)) {
             String etag = content.write(file);
             // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
             long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
-            ObjectRecord record = template.withVersion(etag, file.size(), mtimeNanos);
-            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos,
-                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), replacing.onlyInodeId());
+            ObjectRecord record = template.get().withVersion(etag, file.size(), mtimeNanos);
+            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos, xattrs(record, tags),
+                    replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
             throw writeFailure(e, replacing);
         }
+    }
+
+    /** The extended attributes a new object is published with: its record, and its tags if it has any. */
+    private static List<MetaMessages.Xattr> xattrs(ObjectRecord record, ObjectTags tags) {
+        MetaMessages.Xattr recordXattr = new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record));
+        return tags == null || tags.isEmpty() ? List.of(recordXattr) : List.of(recordXattr, tags.xattr());
     }
 
     /** The S3 error for a failed object write: an existing name under If-None-Match: * is a failed precondition. */
@@ -381,20 +394,20 @@ final class S3Namespace {
      * part: create, write and publish as one metadata change ({@link PlinthClient#putWhole}). If the
      * directory's layout changed meanwhile and it no longer fits, it goes the long way.
      */
-    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, Replacing replacing, byte[] bytes,
-                             String etag) {
+    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, ObjectTags tags, Replacing replacing,
+                             byte[] bytes, String etag) {
         long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
         ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
         try {
-            Attributes attributes = client.objects().putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos,
-                    List.of(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record))), replacing.nothing(), replacing.onlyInodeId());
+            Attributes attributes = client.objects().putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos, xattrs(record, tags),
+                    replacing.nothing(), replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
             if (e.code() != ErrorCode.INVALID_ARGUMENT) {
                 throw writeFailure(e, replacing);
             }
         }
-        return writeObject(directory, name, mode, template, replacing, file -> {
+        return writeObject(directory, name, mode, template, tags, replacing, file -> {
             file.write(0, java.nio.ByteBuffer.wrap(bytes));
             return etag;
         });

@@ -5,7 +5,6 @@ import dev.plinth.common.Permissions;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.io.InputStream;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 
@@ -58,28 +57,9 @@ final class S3Requests {
         }
     }
 
-    /** The body as the handler should read it: with Content-MD5 and x-amz-checksum-* headers checked at its end. */
-    static InputStream checkedBody(S3Exchange exchange, InputStream body) {
-        String contentMd5 = exchange.header("Content-MD5");
-        if (contentMd5 != null) {
-            try {
-                if (Base64.getDecoder().decode(contentMd5.strip()).length != 16) {
-                    throw new IllegalArgumentException();
-                }
-            } catch (IllegalArgumentException e) {
-                throw new S3Exception(S3Error.INVALID_DIGEST, "Content-MD5 is not a base64 MD5");
-            }
-            body = new DigestCheckingStream(body, Checksums.forHeader("md5"), contentMd5.strip(), false, S3Error.BAD_DIGEST,
-                    "the Content-MD5 you specified did not match what we received");
-        }
-        for (String algorithm : List.of("crc32", "crc32c", "crc64nvme", "sha1", "sha256")) {
-            String given = exchange.header("x-amz-checksum-" + algorithm);
-            if (given != null) {
-                body = new DigestCheckingStream(body, Checksums.forHeader(algorithm), given.strip(), false, S3Error.BAD_DIGEST,
-                        "the x-amz-checksum-" + algorithm + " you specified did not match");
-            }
-        }
-        return body;
+    /** The body as the handler should read it: with Content-MD5 and a flexible checksum checked at its end. */
+    static CheckedBody checkedBody(S3Exchange exchange, InputStream body) {
+        return CheckedBody.of(exchange, body, null);
     }
 
     static String encode(String value, boolean urlEncode) {

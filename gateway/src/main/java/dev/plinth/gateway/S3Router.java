@@ -46,6 +46,7 @@ final class S3Router {
     private final AclOperations acls;
     private final ListingOperations listings;
     private final ObjectOperations objects;
+    private final TaggingOperations tagging;
     private final MultipartOperations uploads;
     private final PlinthClient client;
     private final String domain;
@@ -55,7 +56,8 @@ final class S3Router {
         this.buckets = new BucketOperations(namespace, region);
         this.acls = new AclOperations(namespace);
         this.listings = new ListingOperations(namespace);
-        this.objects = new ObjectOperations(namespace);
+        this.tagging = new TaggingOperations(namespace);
+        this.objects = new ObjectOperations(namespace, tagging);
         this.uploads = new MultipartOperations(namespace, objects);
         this.client = client;
         this.domain = domain == null || domain.isEmpty() ? null : domain.toLowerCase(java.util.Locale.ROOT);
@@ -70,6 +72,9 @@ final class S3Router {
         route("bucket GET uploads", "ListMultipartUploads", false, (exchange, body, bucket, key) -> uploads.listMultipartUploads(exchange, bucket));
         route("bucket GET acl", "GetBucketAcl", false, (exchange, body, bucket, key) -> acls.getBucketAcl(exchange, bucket));
         route("bucket PUT acl", "PutBucketAcl", false, (exchange, body, bucket, key) -> acls.putBucketAcl(exchange, body, bucket));
+        route("bucket GET tagging", "GetBucketTagging", false, (exchange, body, bucket, key) -> tagging.getBucketTagging(exchange, bucket));
+        route("bucket PUT tagging", "PutBucketTagging", false, (exchange, body, bucket, key) -> tagging.putBucketTagging(exchange, body, bucket));
+        route("bucket DELETE tagging", "DeleteBucketTagging", false, (exchange, body, bucket, key) -> tagging.deleteBucketTagging(exchange, bucket));
         route("bucket HEAD", "HeadBucket", true, (exchange, body, bucket, key) -> buckets.headBucket(exchange, bucket));
         route("bucket PUT", "CreateBucket", false, (exchange, body, bucket, key) -> buckets.createBucket(exchange, body, bucket));
         route("bucket DELETE", "DeleteBucket", false, (exchange, body, bucket, key) -> buckets.deleteBucket(exchange, bucket));
@@ -78,6 +83,13 @@ final class S3Router {
         route("object HEAD", "HeadObject", true, (exchange, body, bucket, key) -> objects.headObject(exchange, bucket, key));
         route("object GET uploadId", "ListParts", false, (exchange, body, bucket, key) -> uploads.listParts(exchange, bucket, key));
         route("object GET acl", "GetObjectAcl", false, (exchange, body, bucket, key) -> acls.getObjectAcl(exchange, bucket, key));
+        route("object GET tagging", "GetObjectTagging", false, (exchange, body, bucket, key) -> tagging.getObjectTagging(exchange, bucket, key));
+        route("object PUT tagging", "PutObjectTagging", false,
+                (exchange, body, bucket, key) -> tagging.putObjectTagging(exchange, body, bucket, key));
+        route("object DELETE tagging", "DeleteObjectTagging", false,
+                (exchange, body, bucket, key) -> tagging.deleteObjectTagging(exchange, bucket, key));
+        route("object GET attributes", "GetObjectAttributes", false,
+                (exchange, body, bucket, key) -> objects.getObjectAttributes(exchange, bucket, key));
         route("object PUT acl", "PutObjectAcl", false, (exchange, body, bucket, key) -> acls.putObjectAcl(exchange, body, bucket, key));
         route("object PUT", "PutObject", false, (exchange, body, bucket, key) -> {
             if (exchange.header("x-amz-copy-source") != null) {

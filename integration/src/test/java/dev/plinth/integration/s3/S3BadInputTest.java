@@ -152,7 +152,7 @@ class S3BadInputTest {
         S3Testing.Response partial = signed("GET", "/bad/object", Map.of("range", "bytes=-10"), null);
         assertThat(partial.status()).isEqualTo(206);
         assertThat(partial.headers().get("content-range")).isEqualTo("bytes 990-999/1000");
-        assertError(signed("GET", "/bad/object?tagging", Map.of(), null), 501, "NotImplemented");
+        assertError(signed("GET", "/bad/object?retention", Map.of(), null), 501, "NotImplemented");
         assertError(signed("PUT", "/bad?policy", Map.of(), "{}".getBytes(StandardCharsets.UTF_8)), 501, "NotImplemented");
         assertThat(signed("GET", "/bad/object?unknown-parameter=1", Map.of(), null).status()).isEqualTo(200);
         assertError(signed("GET", "/bad?list-type=2&max-keys=lots", Map.of(), null), 400, "InvalidArgument");
@@ -188,7 +188,7 @@ class S3BadInputTest {
         assertError(signed("PUT", "/not-made?versioning", Map.of(), "<VersioningConfiguration/>".getBytes(StandardCharsets.UTF_8)), 501,
                 "NotImplemented");
         assertThat(plinth.exists("/not-made")).isFalse();
-        for (String request : new String[] {"PUT /bad?lifecycle", "DELETE /bad?cors", "PUT /bad/object?tagging", "DELETE /bad/object?tagging",
+        for (String request : new String[] {"PUT /bad?lifecycle", "DELETE /bad?cors", "PUT /bad/object?retention", "DELETE /bad?website",
                 "GET /bad/object?legal-hold", "POST /bad/object?restore", "POST /bad/object?select&select-type=2", "PUT /bad?encryption",
                 "GET /?session"}) {
             String[] parts = request.split(" ");

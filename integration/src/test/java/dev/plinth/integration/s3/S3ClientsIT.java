@@ -120,6 +120,16 @@ class S3ClientsIT {
         assertThat(aws("s3api", "head-object", "--bucket", "aws-cli", "--key", "meta.txt")).contains("\"team\": \"vision\"")
                 .contains("\"ContentType\": \"text/plain\"");
 
+        // tags and flexible checksums through the s3api verbs
+        aws("s3api", "put-object-tagging", "--bucket", "aws-cli", "--key", "meta.txt", "--tagging", "TagSet=[{Key=owner,Value=vision team}]");
+        assertThat(aws("s3api", "get-object-tagging", "--bucket", "aws-cli", "--key", "meta.txt")).contains("\"Value\": \"vision team\"");
+        aws("s3api", "put-object", "--bucket", "aws-cli", "--key", "summed.txt", "--body", local.resolve("tree/a.txt").toString(),
+                "--checksum-algorithm", "SHA256");
+        String sha256 = java.util.Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(Files.readAllBytes(local.resolve("tree/a.txt"))));
+        assertThat(aws("s3api", "get-object-attributes", "--bucket", "aws-cli", "--key", "summed.txt", "--object-attributes", "Checksum",
+                "ObjectSize")).contains("\"ChecksumSHA256\": \"" + sha256 + "\"").contains("\"ObjectSize\": 1000");
+
         String url = aws("s3", "presign", "s3://aws-cli/meta.txt", "--expires-in", "300").strip();
         HttpResponse<byte[]> fetched = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(url)).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
