@@ -65,6 +65,15 @@ public final class ObjectAccess {
     }
 
     /**
+     * Opens a file for reading its bytes as they are stored, encrypted or not (counted as an open):
+     * for copying an encrypted object's ciphertext (a multipart upload's parts into the object), or
+     * reading it with a key the caller brings ({@link PlinthFile#decryptWith}).
+     */
+    public PlinthFile openStored(long inodeId) {
+        return client.openStored(inodeId);
+    }
+
+    /**
      * Creates a file of {@code bytes} in directory {@code parentId} and names it {@code name} (over
      * an existing file unless {@code noReplace}) with {@code mtimeNanos} and {@code xattrs}, as one
      * metadata change ({@link MetaMessages.PutWhole}). The bytes must fit in the directory's

@@ -545,6 +545,15 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Opens a file by inode for I/O. */
     public PlinthFile open(long inodeId, boolean write) {
+        return open(inodeId, write, true);
+    }
+
+    /** A read-only open that hands out an encrypted file's bytes as stored ({@link ObjectAccess#openStored}). */
+    PlinthFile openStored(long inodeId) {
+        return open(inodeId, false, false);
+    }
+
+    private PlinthFile open(long inodeId, boolean write, boolean decrypt) {
         Attributes attributes = openCounted(inodeId, write);
         if (attributes.isDirectory()) {
             meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
@@ -556,7 +565,52 @@ public final class PlinthClient implements AutoCloseable {
         } else {
             checkAccess(attributes, Permissions.READ);
         }
-        return new PlinthFile(this, attributes, write);
+        PlinthFile file = new PlinthFile(this, attributes, write);
+        if (attributes.encrypted() && !write && decrypt) {
+            try {
+                file.decryptWith(cipherOf(inodeId));
+            } catch (RuntimeException e) {
+                file.close();
+                throw e;
+            }
+        }
+        return file;
+    }
+
+    // ---- encrypted files (S3 server-side encryption)
+
+    /** Master keys by id, as mgmt gave them (they never change); 0 is the current one. */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, MgmtMessages.EncryptionKey> masterKeys = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The cluster's master key {@code keyId} for object encryption; 0: the current one, made by mgmt on first use. */
+    public MgmtMessages.EncryptionKey masterKey(int keyId) {
+        MgmtMessages.EncryptionKey known = masterKeys.get(keyId);
+        if (known != null) {
+            return known;
+        }
+        MgmtMessages.EncryptionKey key = Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.EncryptionKey>request(new MgmtMessages.GetEncryptionKey(keyId)), null);
+        masterKeys.put(keyId, key);
+        masterKeys.put(key.keyId(), key);
+        return key;
+    }
+
+    /** How a file is encrypted (its {@link MetaMessages#SSE_XATTR} attribute), as the caller may read it. */
+    public ObjectEncryption encryptionOf(long inodeId) {
+        return ObjectEncryption.decode(getXattr(inodeId, MetaMessages.SSE_XATTR));
+    }
+
+    /**
+     * The keystream that reads an encrypted file: an SSE-S3 file's data key opens with the cluster's
+     * master key, so any reader its permissions let in reads it; an SSE-C file's key is its
+     * writer's alone, and it is read only through S3 with that key.
+     */
+    ObjectCipher cipherOf(long inodeId) {
+        ObjectEncryption encryption = encryptionOf(inodeId);
+        if (encryption.customerKeyed()) {
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED,
+                    "the file is encrypted with its writer's own key (S3 SSE-C): read it through S3 with that key");
+        }
+        return new ObjectCipher(encryption.unwrap(masterKey(encryption.masterKeyId()).key()), encryption.segments());
     }
 
     /**

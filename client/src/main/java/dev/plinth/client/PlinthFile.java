@@ -60,6 +60,8 @@ public final class PlinthFile implements AutoCloseable {
     private boolean counted;
     /** For a handle from {@link PlinthClient#openLookedUp}: what its lookup gave; else null. */
     private LookedUp lookedUp;
+    /** Decrypts what this handle reads (an encrypted file), or null. */
+    private ObjectCipher cipher;
     private final int readUnitBytes;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
@@ -436,7 +438,18 @@ public final class PlinthFile implements AutoCloseable {
         return slices.buffers;
     }
 
+    /**
+     * Makes this handle decrypt what it reads with {@code cipher} (an encrypted file's keystream,
+     * {@link ObjectEncryption}); null reads the bytes as they are stored.
+     */
+    public synchronized void decryptWith(ObjectCipher cipher) {
+        this.cipher = cipher;
+    }
+
     private int read(long offset, int maxLength, ExtentSink sink) {
+        if (cipher != null) {
+            sink = new DecryptInto(sink, cipher, offset);
+        }
         checkOpen();
         if (offset < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset");
@@ -678,6 +691,45 @@ public final class PlinthFile implements AutoCloseable {
                 int run = Math.min(left, ZEROS.length);
                 target.put(ZEROS, 0, run);
                 left -= run;
+            }
+        }
+    }
+
+    /**
+     * Decrypts what a read hands out, in order from the read's offset, into buffers of its own
+     * (the received ones may be read-ahead units that other reads still slice), then passes them on.
+     */
+    private static final class DecryptInto implements ExtentSink {
+        private final ExtentSink next;
+        private final ObjectCipher cipher;
+        private long position;
+
+        DecryptInto(ExtentSink next, ObjectCipher cipher, long position) {
+            this.next = next;
+            this.cipher = cipher;
+            this.position = position;
+        }
+
+        @Override
+        public void bytes(ByteBuf source, int index, int length) {
+            byte[] plain = new byte[length];
+            source.getBytes(index, plain);
+            pass(plain);
+        }
+
+        @Override
+        public void zeros(int length) {
+            pass(new byte[length]); // a hole reads as the keystream's XOR of zeros, as stored zeros would
+        }
+
+        private void pass(byte[] bytes) {
+            cipher.apply(position, bytes, 0, bytes.length);
+            position += bytes.length;
+            ByteBuf wrapped = io.netty.buffer.Unpooled.wrappedBuffer(bytes);
+            try {
+                next.bytes(wrapped, 0, bytes.length);
+            } finally {
+                wrapped.release();
             }
         }
     }

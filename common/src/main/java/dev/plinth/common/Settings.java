@@ -166,6 +166,8 @@ public final class Settings {
             "Requests the gateway serves at once; more are answered SlowDown (503).");
     public static final Setting<Long> S3_HEADER_BYTES_MAX = Setting.ofBytes("s3.header-bytes-max", 16L << 10,
             "Largest request header section accepted; larger ones are answered RequestHeaderSectionTooLarge.");
+    public static final Setting<Boolean> S3_SSE_C_OVER_HTTP = Setting.ofBoolean("s3.sse-c-over-http", false,
+            "Accept SSE-C (keys the client sends with each request) without TLS; S3 refuses them over plain HTTP, and so does the gateway unless this is set.");
     public static final Setting<String> S3_TLS_CERTIFICATE_FILE = Setting.ofString("s3.tls-certificate-file", "",
             "PEM certificate chain: with s3.tls-key-file, the gateway speaks HTTPS only.");
     public static final Setting<String> S3_TLS_KEY_FILE = Setting.ofString("s3.tls-key-file", "",

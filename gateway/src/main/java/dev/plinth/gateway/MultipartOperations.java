@@ -1,5 +1,6 @@
 package dev.plinth.gateway;
 
+import dev.plinth.client.ObjectEncryption;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
@@ -52,11 +53,17 @@ final class MultipartOperations {
      * An upload in progress: its target key, the record and mode the object will get
      * ({@code objectMode} -1: from its directory at completion, as a PUT without an ACL), who
      * started it, the flexible checksum its parts carry and the object's type of it (both null
-     * for none), and the tags the object will get (x-amz-tagging's form; null for none).
+     * for none), the tags the object will get (x-amz-tagging's form; null for none), and how its
+     * parts are encrypted (an encoded {@link ObjectEncryption}: its key, wrapped or as a salted
+     * HMAC; each part gets an IV of its own; null for none).
      */
     record UploadRecord(String key, long initiatedMillis, ObjectRecord template, int ownerUid, int objectMode, String checksumAlgorithm,
-                        String checksumType, String tagging) {
+                        String checksumType, String tagging, byte[] encryption) {
         static final String XATTR = "trusted.plinth.s3.upload";
+
+        ObjectEncryption objectEncryption() {
+            return encryption == null ? null : ObjectEncryption.decode(encryption);
+        }
 
         Checksums.Algorithm algorithm() {
             return Checksums.Algorithm.named(checksumAlgorithm);
@@ -116,10 +123,13 @@ final class MultipartOperations {
         Checksums.Algorithm algorithm = ObjectOperations.checksumAlgorithm(exchange.header("x-amz-checksum-algorithm"));
         String checksumType = checksumType(algorithm, exchange.header("x-amz-checksum-type"));
         ObjectTags tags = ObjectTags.fromHeader(exchange.header("x-amz-tagging"));
+        ServerSideEncryption sse = ServerSideEncryption.forWrite(exchange, namespace.channel());
+        ObjectEncryption encryption = sse == null ? null : sse.newKeyed(client()).encryption();
         String uploadId = UUID.randomUUID().toString();
         UploadRecord record = new UploadRecord(key, System.currentTimeMillis(), S3Requests.recordFrom(exchange), client().caller().uid(),
                 acl == null ? -1 : acl.fileMode(), algorithm == null ? null : algorithm.name(), checksumType,
-                tags == null || tags.isEmpty() ? null : new String(tags.xattr().value(), StandardCharsets.UTF_8));
+                tags == null || tags.isEmpty() ? null : new String(tags.xattr().value(), StandardCharsets.UTF_8),
+                encryption == null ? null : encryption.encode());
         try {
             namespace.mkdirOwnedByCaller(uploads + "/" + uploadId, 0700, List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(
                     UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record))));
@@ -132,6 +142,7 @@ final class MultipartOperations {
             headers.set("x-amz-checksum-algorithm", algorithm.name());
             headers.set("x-amz-checksum-type", checksumType);
         }
+        ServerSideEncryption.setResponseHeaders(headers, encryption, sse);
         exchange.respond(200, headers, Xml.document("InitiateMultipartUploadResult").element("Bucket", bucket).element("Key", key)
                 .element("UploadId", uploadId).end("InitiateMultipartUploadResult").getBytes(StandardCharsets.UTF_8));
     }
@@ -180,15 +191,20 @@ final class MultipartOperations {
         Upload upload = uploadOf(exchange, bucket, key);
         int number = partNumber(exchange);
         Checksums.Algorithm algorithm = upload.record().algorithm();
+        ServerSideEncryption brought = ServerSideEncryption.forRead(exchange, namespace.channel());
+        ObjectEncryption.Keyed keyed = partEncryption(upload.record(), brought);
+        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+        ServerSideEncryption.setResponseHeaders(headers, keyed == null ? null : keyed.encryption(), brought);
         if (exchange.header("x-amz-copy-source") != null) {
             java.util.concurrent.atomic.AtomicReference<String> checksum = new java.util.concurrent.atomic.AtomicReference<>();
-            S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number, algorithm, checksum);
+            S3Namespace.Written written = uploadPartCopy(exchange, upload.directory(), number, algorithm, checksum, keyed);
             Xml xml = Xml.document("CopyPartResult").element("LastModified", Http.isoDate(written.attributes().mtimeNanos() / 1_000_000))
                     .element("ETag", "\"" + written.etag() + "\"");
             if (checksum.get() != null) {
                 xml.element(algorithm.element(), checksum.get());
             }
-            exchange.respondXml(200, xml.end("CopyPartResult"));
+            headers.set("Content-Type", "application/xml");
+            exchange.respond(200, headers, xml.end("CopyPartResult").getBytes(StandardCharsets.UTF_8));
             return;
         }
         long length = S3Requests.contentLength(exchange);
@@ -196,10 +212,11 @@ final class MultipartOperations {
             throw new S3Exception(S3Error.MISSING_CONTENT_LENGTH, "UploadPart needs a Content-Length");
         }
         CheckedBody checked = CheckedBody.of(exchange, body, algorithm);
+        dev.plinth.client.ObjectCipher encryptor = keyed == null ? null : keyed.cipher();
+        S3Namespace.Extras extras = new S3Namespace.Extras(null, keyed == null ? null : keyed.encryption());
         String etag = namespace.writeObject(upload.directory(), partName(number), 0600, () -> PART_TEMPLATE.withChecksum(checked.objectChecksum()),
-                null, S3Namespace.Replacing.ANYTHING,
-                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
-        DefaultHttpHeaders headers = new DefaultHttpHeaders();
+                () -> extras, S3Namespace.Replacing.ANYTHING,
+                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX, encryptor).md5())).etag();
         headers.set("ETag", "\"" + etag + "\"");
         if (checked.algorithm() != null) {
             headers.set(checked.algorithm().header(), checked.checksum());
@@ -207,11 +224,28 @@ final class MultipartOperations {
         exchange.respond(200, headers, null);
     }
 
-    /** Copies a part from an object; with the upload's checksum algorithm, the part's checksum is computed over the copied bytes. */
+    /**
+     * How a new part of an upload is encrypted (null: the upload is not): the upload's key (an
+     * SSE-C upload's must come with each part) with an IV of the part's own.
+     */
+    private ObjectEncryption.Keyed partEncryption(UploadRecord upload, ServerSideEncryption brought) {
+        ObjectEncryption encryption = upload.objectEncryption();
+        if (encryption == null) {
+            ServerSideEncryption.requireNoneFor(brought);
+            return null;
+        }
+        return new ObjectEncryption.Keyed(encryption, ServerSideEncryption.dataKey(client(), encryption, brought)).withFreshIv();
+    }
+
+    /**
+     * Copies a part from an object (decrypted with the key the request brings for it, if any);
+     * with the upload's checksum algorithm, the part's checksum is computed over the copied bytes;
+     * with the upload's encryption, the part is encrypted as it is written.
+     */
     private S3Namespace.Written uploadPartCopy(S3Exchange exchange, Attributes directory, int number, Checksums.Algorithm algorithm,
-                                               java.util.concurrent.atomic.AtomicReference<String> checksum) {
+                                               java.util.concurrent.atomic.AtomicReference<String> checksum, ObjectEncryption.Keyed keyed) {
         ObjectOperations.CopySource source = ObjectOperations.CopySource.parse(exchange.header("x-amz-copy-source"));
-        try (PlinthFile from = namespace.openObject(source.bucket(), source.key())) {
+        try (PlinthFile from = namespace.openObject(source.bucket(), source.key(), ServerSideEncryption.forCopySource(exchange, namespace.channel()))) {
             long size = from.attributes().sizeBytes();
             long start = 0;
             long end = size;
@@ -224,11 +258,12 @@ final class MultipartOperations {
             long first = start;
             long last = end;
             Checksums.Running running = algorithm == null ? null : algorithm.running();
+            S3Namespace.Extras extras = new S3Namespace.Extras(null, keyed == null ? null : keyed.encryption());
             return namespace.writeObject(directory, partName(number), 0600,
                     () -> checksum.get() == null ? PART_TEMPLATE
                             : PART_TEMPLATE.withChecksum(new ObjectRecord.Checksum(algorithm.name(), Checksums.Algorithm.FULL_OBJECT, checksum.get())),
-                    null, S3Namespace.Replacing.ANYTHING, target -> {
-                        String etag = ObjectOperations.copyRange(from, first, last, target, running);
+                    () -> extras, S3Namespace.Replacing.ANYTHING, target -> {
+                        String etag = ObjectOperations.copyRange(from, first, last, target, running, keyed == null ? null : keyed.cipher());
                         if (running != null) {
                             checksum.set(running.base64());
                         }
@@ -412,6 +447,27 @@ final class MultipartOperations {
     }
 
     /**
+     * How the object an encrypted upload makes is encrypted (null: it is not): the upload's key,
+     * and one segment per chosen part, where its bytes start, with the part's IV.
+     */
+    private ObjectEncryption objectEncryption(UploadRecord upload, List<Part> chosen) {
+        ObjectEncryption encryption = upload.objectEncryption();
+        if (encryption == null) {
+            return null;
+        }
+        List<ObjectEncryption.Segment> segments = new ArrayList<>();
+        long offset = 0;
+        for (Part part : chosen) {
+            if (!part.attributes().encrypted()) {
+                throw new S3Exception(S3Error.INVALID_PART, "part " + part.number() + " is not encrypted as its upload is");
+            }
+            segments.add(new ObjectEncryption.Segment(offset, namespace.encryption(part.attributes().inodeId()).segments().getFirst().iv()));
+            offset += part.attributes().sizeBytes();
+        }
+        return encryption.withSegments(segments);
+    }
+
+    /**
      * Checks the part list, then concatenates the parts into the object (a copy through the
      * gateway: chunks belong to their file). S3 answers 200 at once and keeps the connection alive
      * with spaces while it works, so clients do not time out on large objects; an error after that
@@ -476,6 +532,7 @@ final class MultipartOperations {
             }
         }
         ObjectRecord.Checksum checksum = objectChecksum(upload.record(), chosen, exchange);
+        ObjectEncryption encryption = objectEncryption(upload.record(), chosen);
         String path = namespace.objectPath(bucket, key);
         namespace.requireWritable(bucket, key);
         S3Namespace.Replacing replacing = objects.writeCondition(exchange, bucket, key);
@@ -483,6 +540,7 @@ final class MultipartOperations {
         int mode = upload.record().objectMode() >= 0 ? upload.record().objectMode() : CannedAcl.fileMode(null, target);
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("Content-Type", "application/xml");
+        ServerSideEncryption.setResponseHeaders(headers, encryption);
         exchange.startStream(200, headers, -1);
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(Xml.HEADER, StandardCharsets.UTF_8));
         String result;
@@ -490,14 +548,15 @@ final class MultipartOperations {
             ObjectRecord template = upload.record().template().withParts(exchange.parameter("uploadId"),
                     chosen.stream().map(part -> part.attributes().sizeBytes()).toList(),
                     checksum == null ? List.of() : chosen.stream().map(part -> part.checksum().value()).toList(), checksum);
-            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template, upload.record().tags(), replacing,
-                    file -> {
+            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template,
+                    new S3Namespace.Extras(upload.record().tags(), encryption), replacing, file -> {
                 java.security.MessageDigest etags = S3Namespace.md5();
                 long offset = 0;
                 long lastKeepAlive = System.nanoTime();
                 for (Part part : chosen) {
                     etags.update(HexFormat.of().parseHex(part.etag()));
-                    try (PlinthFile from = client().open(part.attributes().inodeId(), false)) {
+                    // an encrypted part's bytes are copied as stored: the object's segments carry each part's IV
+                    try (PlinthFile from = client().objects().openStored(part.attributes().inodeId())) {
                         ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null, null);
                     }
                     offset += part.attributes().sizeBytes();

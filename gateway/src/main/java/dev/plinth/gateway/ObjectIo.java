@@ -18,6 +18,11 @@ final class ObjectIo {
 
     /** Writes a whole body into {@code file} from offset 0, hashing it; fails if it is not {@code expectedBytes} long (when >= 0). */
     static Written writeBody(InputStream body, PlinthFile file, long expectedBytes, long sizeBytesMax) {
+        return writeBody(body, file, expectedBytes, sizeBytesMax, null);
+    }
+
+    /** As above, encrypting what it writes with {@code encryptor} (null: as it is) after hashing the plaintext. */
+    static Written writeBody(InputStream body, PlinthFile file, long expectedBytes, long sizeBytesMax, dev.plinth.client.ObjectCipher encryptor) {
         MessageDigest md5 = S3Namespace.md5();
         // a small object needs a small buffer: a MiB for every 4 KiB PUT was most of the gateway's allocation
         byte[] piece = new byte[expectedBytes >= 0 ? (int) Math.max(1, Math.min(PIECE_BYTES, expectedBytes + 1)) : PIECE_BYTES];
@@ -34,6 +39,9 @@ final class ObjectIo {
                         throw new S3Exception(S3Error.ENTITY_TOO_LARGE, "the object is larger than " + sizeBytesMax + " bytes");
                     }
                     md5.update(piece, 0, filled);
+                    if (encryptor != null) {
+                        encryptor.apply(offset, piece, 0, filled);
+                    }
                     file.write(offset, ByteBuffer.wrap(piece, 0, filled));
                     offset += filled;
                 }
@@ -81,6 +89,12 @@ final class ObjectIo {
     /** Appends {@code length} bytes of {@code source} from {@code sourceOffset} to {@code target} at {@code targetOffset}. */
     static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5,
                      Checksums.Running checksum) {
+        copy(source, sourceOffset, length, target, targetOffset, md5, checksum, null);
+    }
+
+    /** As above, encrypting what it writes with {@code encryptor} (null: as read) after hashing and checksumming what it read. */
+    static void copy(PlinthFile source, long sourceOffset, long length, PlinthFile target, long targetOffset, MessageDigest md5,
+                     Checksums.Running checksum, dev.plinth.client.ObjectCipher encryptor) {
         ByteBuffer piece = ByteBuffer.allocate((int) Math.max(1, Math.min(PIECE_BYTES, length)));
         source.adviseSequential(sourceOffset, length); // read-ahead within the copied range (a part copy's is a slice)
         long done = 0;
@@ -96,6 +110,9 @@ final class ObjectIo {
             }
             if (checksum != null) {
                 checksum.update(piece.duplicate());
+            }
+            if (encryptor != null) {
+                encryptor.apply(targetOffset + done, piece);
             }
             target.write(targetOffset + done, piece);
             done += n;

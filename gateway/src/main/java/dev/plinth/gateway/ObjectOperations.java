@@ -1,5 +1,6 @@
 package dev.plinth.gateway;
 
+import dev.plinth.client.ObjectEncryption;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
@@ -63,24 +64,33 @@ final class ObjectOperations {
         }
         ObjectRecord template = S3Requests.recordFrom(exchange);
         ObjectTags tags = ObjectTags.fromHeader(exchange.header("x-amz-tagging"));
+        ServerSideEncryption sse = ServerSideEncryption.forWrite(exchange, namespace.channel());
         CannedAcl acl = CannedAcl.of(exchange);
         CheckedBody checked = S3Requests.checkedBody(exchange, body);
         Attributes directory = namespace.objectDirectory(bucket, key);
         int mode = CannedAcl.fileMode(acl, directory);
         S3Namespace.Replacing replacing = writeCondition(exchange, bucket, key);
+        ObjectEncryption.Keyed keyed = sse == null ? null : sse.newKeyed(client());
+        S3Namespace.Extras extras = new S3Namespace.Extras(tags, keyed == null ? null : keyed.encryption());
         String etag;
         if (length >= 0 && directory.layout() != null && length <= directory.layout().mdtBytes()) {
             // fits in the Data-on-MDT part: the whole object is one metadata change
             byte[] bytes = ObjectIo.readBody(checked, (int) length);
-            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template.withChecksum(checked.objectChecksum()), tags,
-                    replacing, bytes, HexFormat.of().formatHex(S3Namespace.md5().digest(bytes))).etag();
+            String md5 = HexFormat.of().formatHex(S3Namespace.md5().digest(bytes));
+            if (keyed != null) {
+                keyed.cipher().apply(0, bytes, 0, bytes.length);
+            }
+            etag = namespace.writeWholeObject(directory, Names.lastName(path), mode, template.withChecksum(checked.objectChecksum()), extras,
+                    replacing, bytes, md5).etag();
         } else {
-            etag = namespace.writeObject(directory, Names.lastName(path), mode, () -> template.withChecksum(checked.objectChecksum()), tags,
-                    replacing, file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX).md5())).etag();
+            dev.plinth.client.ObjectCipher encryptor = keyed == null ? null : keyed.cipher();
+            etag = namespace.writeObject(directory, Names.lastName(path), mode, () -> template.withChecksum(checked.objectChecksum()), () -> extras,
+                    replacing, file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX, encryptor).md5())).etag();
         }
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("ETag", "\"" + etag + "\"");
         setChecksumHeaders(headers, checked.objectChecksum());
+        ServerSideEncryption.setResponseHeaders(headers, extras.encryption(), sse);
         exchange.respond(200, headers, null);
     }
 
@@ -144,19 +154,28 @@ final class ObjectOperations {
     private static final int REMOVED_LOOKUPS_MAX = 3;
 
     private void getObject(S3Exchange exchange, String bucket, String key, boolean withBody, int lookupsLeft) {
+        ServerSideEncryption brought = ServerSideEncryption.forRead(exchange, namespace.channel());
         S3Namespace.Found kept = exchange.takeLookup();
         S3Namespace.Found found = kept != null ? kept : namespace.object(bucket, key, withBody ? Layout.MDT_BYTES_MAX : 0);
         Attributes attributes = found.attributes();
+        Decryption decryption = decryption(exchange, found, brought);
         byte[] inlineObject = found.bytes();
         if (found.whole()) {
             // all of it on the MDT: bytes, attributes and record came in one query, from one snapshot (and only if readable)
-            serveObject(exchange, attributes, found.record(), (offset, length) -> Unpooled.wrappedBuffer(inlineObject, (int) offset, length), true);
+            byte[] plain = inlineObject;
+            if (decryption != null) {
+                plain = inlineObject.clone();
+                decryption.cipher().apply(0, plain, 0, plain.length);
+            }
+            byte[] answered = plain;
+            serveObject(exchange, attributes, found.record(), (offset, length) -> Unpooled.wrappedBuffer(answered, (int) offset, length), true,
+                    decryption);
             return;
         }
         if (attributes.isDirectory() || !withBody) {
             // HEAD needs no open file: it answers from one consistent stat, to callers who may read the object
             S3Requests.requireReadable(client(), attributes);
-            serveObject(exchange, attributes, found.record(), null, withBody);
+            serveObject(exchange, attributes, found.record(), null, withBody, decryption);
             return;
         }
         if (NonBlocking.active()) {
@@ -167,17 +186,18 @@ final class ObjectOperations {
         }
         try {
             if (attributes.sizeBytes() <= SMALL_OBJECT_BYTES) {
-                ByteBuf whole = readSmall(found);
+                ByteBuf whole = readSmall(found, decryption);
                 try {
-                    serveObject(exchange, attributes, found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true);
+                    serveObject(exchange, attributes, found.record(), (offset, length) -> whole.retainedSlice((int) offset, length), true,
+                            decryption);
                 } finally {
                     whole.release();
                 }
                 return;
             }
             S3Requests.requireReadable(client(), attributes); // its headers come from the lookup
-            try (LargeObject bytes = new LargeObject(found)) {
-                serveObject(exchange, attributes, found.record(), bytes, true);
+            try (LargeObject bytes = new LargeObject(found, decryption)) {
+                serveObject(exchange, attributes, found.record(), bytes, true, decryption);
             }
         } catch (PlinthException e) {
             // removed (or replaced) between the lookup and a read that asks the MDT for the file's first bytes: look again
@@ -189,12 +209,39 @@ final class ObjectOperations {
         }
     }
 
+    /** How a GET or HEAD reads an encrypted object: as stored, with the key the request brought (an SSE-C object's). */
+    record Decryption(ObjectEncryption stored, ServerSideEncryption brought, dev.plinth.client.ObjectCipher cipher) {}
+
+    /**
+     * The decryption an object found needs (null: it is not encrypted), checked against what the
+     * request brought: an SSE-C object needs its key, a plain one refuses SSE-C parameters. The
+     * encryption record is a second query, made on a thread (not an event loop).
+     */
+    private Decryption decryption(S3Exchange exchange, S3Namespace.Found found, ServerSideEncryption brought) {
+        Attributes attributes = found.attributes();
+        if (attributes.isDirectory() || !attributes.encrypted()) {
+            ServerSideEncryption.requireNoneFor(brought);
+            return null;
+        }
+        S3Requests.requireReadable(client(), attributes);
+        if (NonBlocking.active()) {
+            exchange.keepLookup(found);
+            NonBlocking.check("an encrypted object's key");
+        }
+        ObjectEncryption stored = namespace.encryption(attributes.inodeId());
+        return new Decryption(stored, brought, ServerSideEncryption.readCipher(client(), stored, brought));
+    }
+
     /**
      * The file a lookup found, as this request's caller's handle that reads it without an open
-     * ({@link PlinthClient#openLookedUp}).
+     * ({@link PlinthClient#openLookedUp}), decrypting what it reads where the object is encrypted.
      */
-    private PlinthFile openLookedUp(S3Namespace.Found found) {
-        return client().objects().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos());
+    private PlinthFile openLookedUp(S3Namespace.Found found, Decryption decryption) {
+        PlinthFile file = client().objects().openLookedUp(found.attributes(), found.bytes(), found.lookupSentNanos());
+        if (decryption != null) {
+            file.decryptWith(decryption.cipher());
+        }
+        return file;
     }
 
     /**
@@ -208,15 +255,17 @@ final class ObjectOperations {
      */
     private final class LargeObject implements ObjectBytes, AutoCloseable {
         private final S3Namespace.Found found;
+        private final Decryption decryption;
         private PlinthFile file;
 
-        LargeObject(S3Namespace.Found found) {
+        LargeObject(S3Namespace.Found found, Decryption decryption) {
             this.found = found;
+            this.decryption = decryption;
         }
 
         @Override
         public void prepare(long offset, long length) {
-            file = openLookedUp(found);
+            file = openLookedUp(found, decryption);
             file.adviseSequential(offset, length);
         }
 
@@ -240,13 +289,13 @@ final class ObjectOperations {
      * read that asks the MDT for its first bytes. The file was checked with a {@code getattr}
      * after the read (note 29), a third metadata query per GET.
      */
-    private ByteBuf readSmall(S3Namespace.Found found) {
+    private ByteBuf readSmall(S3Namespace.Found found, Decryption decryption) {
         int size = (int) found.attributes().sizeBytes();
         ByteBuf whole = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(size, 1));
         boolean kept = false;
         try {
             if (size > 0) {
-                try (PlinthFile file = openLookedUp(found)) {
+                try (PlinthFile file = openLookedUp(found, decryption)) {
                     if (ObjectIo.readFully(file, 0, whole.nioBuffer(0, size)) < size) {
                         throw new PlinthException(ErrorCode.STALE_HANDLE, "the object ended early while it was read");
                     }
@@ -295,8 +344,12 @@ final class ObjectOperations {
         ByteBuf read(long offset, int length);
     }
 
-    /** Answers a GET or HEAD of an object (and its S3 record) whose bytes come from {@code bytes} (null for a directory key or a HEAD). */
-    private void serveObject(S3Exchange exchange, Attributes attributes, ObjectRecord record, ObjectBytes bytes, boolean withBody) {
+    /**
+     * Answers a GET or HEAD of an object (and its S3 record) whose bytes come from {@code bytes}
+     * (null for a directory key or a HEAD), decrypted as {@code decryption} says (null: not encrypted).
+     */
+    private void serveObject(S3Exchange exchange, Attributes attributes, ObjectRecord record, ObjectBytes bytes, boolean withBody,
+                             Decryption decryption) {
         long size = attributes.isDirectory() ? 0 : attributes.sizeBytes();
         String etag = attributes.isDirectory() ? "d41d8cd98f00b204e9800998ecf8427e" : S3Namespace.etag(attributes, record);
         long modifiedMillis = attributes.mtimeNanos() / 1_000_000;
@@ -305,6 +358,9 @@ final class ObjectOperations {
         headers.set("Last-Modified", Http.date(modifiedMillis));
         headers.set("Accept-Ranges", "bytes");
         headers.set("Content-Type", record == null || record.contentType() == null ? "binary/octet-stream" : record.contentType());
+        if (decryption != null) {
+            ServerSideEncryption.setResponseHeaders(headers, decryption.stored(), decryption.brought());
+        }
         if (record != null) {
             for (ObjectRecord.Header header : record.headers()) {
                 headers.set(header.name(), header.value());
@@ -448,6 +504,7 @@ final class ObjectOperations {
         S3Namespace.Found found = namespace.object(bucket, key);
         Attributes attributes = found.attributes();
         S3Requests.requireReadable(client(), attributes);
+        decryption(exchange, found, ServerSideEncryption.forRead(exchange, namespace.channel())); // an SSE-C object's attributes need its key, as its bytes do
         ObjectRecord record = found.record();
         boolean current = record != null && S3Namespace.etag(attributes, record).equals(record.etag());
         Xml xml = Xml.document("GetObjectAttributesResponse");
@@ -554,7 +611,8 @@ final class ObjectOperations {
             throw new S3Exception(S3Error.INVALID_REQUEST,
                     "this copy request is illegal because it is trying to copy an object to itself without changing its metadata");
         }
-        try (PlinthFile from = namespace.openObject(source.bucket(), source.key())) {
+        ServerSideEncryption targetEncryption = ServerSideEncryption.forWrite(exchange, namespace.channel());
+        try (PlinthFile from = namespace.openObject(source.bucket(), source.key(), ServerSideEncryption.forCopySource(exchange, namespace.channel()))) {
             Attributes sourceAttributes = from.attributes();
             ObjectRecord sourceRecord = namespace.record(sourceAttributes.inodeId());
             String sourceEtag = S3Namespace.etag(sourceAttributes, sourceRecord);
@@ -577,9 +635,11 @@ final class ObjectOperations {
             java.util.concurrent.atomic.AtomicReference<ObjectRecord.Checksum> checksum = new java.util.concurrent.atomic.AtomicReference<>();
             CannedAcl acl = CannedAcl.of(exchange);
             Attributes directory = namespace.objectDirectory(bucket, key);
+            ObjectEncryption.Keyed keyed = targetEncryption == null ? null : targetEncryption.newKeyed(client());
+            S3Namespace.Extras extras = new S3Namespace.Extras(tags, keyed == null ? null : keyed.encryption());
             S3Namespace.Written written = namespace.writeObject(directory, Names.lastName(path), CannedAcl.fileMode(acl, directory),
-                    () -> template.withChecksum(checksum.get()), tags, S3Namespace.Replacing.ANYTHING, target -> {
-                        String etag = copyRange(from, 0, sourceAttributes.sizeBytes(), target, running);
+                    () -> template.withChecksum(checksum.get()), () -> extras, S3Namespace.Replacing.ANYTHING, target -> {
+                        String etag = copyRange(from, 0, sourceAttributes.sizeBytes(), target, running, keyed == null ? null : keyed.cipher());
                         if (running != null) {
                             checksum.set(new ObjectRecord.Checksum(copiedAlgorithm.name(), Checksums.Algorithm.FULL_OBJECT, running.base64()));
                         }
@@ -590,7 +650,10 @@ final class ObjectOperations {
             if (checksum.get() != null) {
                 xml.element(copiedAlgorithm.element(), checksum.get().value()).element("ChecksumType", checksum.get().type());
             }
-            exchange.respondXml(200, xml.end("CopyObjectResult"));
+            DefaultHttpHeaders headers = new DefaultHttpHeaders();
+            headers.set("Content-Type", "application/xml");
+            ServerSideEncryption.setResponseHeaders(headers, extras.encryption(), targetEncryption);
+            exchange.respond(200, headers, xml.end("CopyObjectResult").getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
@@ -610,10 +673,14 @@ final class ObjectOperations {
     }
 
 
-    /** Copies bytes [start, end) of {@code from} to the start of {@code target}, feeding {@code checksum} (may be null); returns their MD5 in hex. */
-    static String copyRange(PlinthFile from, long start, long end, PlinthFile target, Checksums.Running checksum) {
+    /**
+     * Copies bytes [start, end) of {@code from} to the start of {@code target}, feeding {@code checksum}
+     * and encrypting with {@code encryptor} (either may be null); returns the MD5 in hex of what it read.
+     */
+    static String copyRange(PlinthFile from, long start, long end, PlinthFile target, Checksums.Running checksum,
+                            dev.plinth.client.ObjectCipher encryptor) {
         java.security.MessageDigest md5 = S3Namespace.md5();
-        ObjectIo.copy(from, start, end - start, target, 0, md5, checksum);
+        ObjectIo.copy(from, start, end - start, target, 0, md5, checksum, encryptor);
         return HexFormat.of().formatHex(md5.digest());
     }
 

@@ -76,7 +76,8 @@ public final class S3Gateway implements AutoCloseable {
                 "Requests refused before an operation ran (bad HTTP, oversize headers, too many in progress), by error code.", "code");
         this.eventLoopAnswers = dev.plinth.wire.Metrics.counter(registry, "plinth_s3_event_loop_answers",
                 "Requests answered on the network event loop, everything they needed in memory (the rest run on threads of their own).");
-        S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT));
+        S3Namespace namespace = new S3Namespace(client, config.get(Settings.S3_ROOT), new ServerSideEncryption.Channel(
+                !config.get(Settings.S3_TLS_CERTIFICATE_FILE).isEmpty(), config.get(Settings.S3_SSE_C_OVER_HTTP)));
         int anonymousUid = config.get(Settings.S3_ANONYMOUS_UID);
         Authenticator authenticator = new Authenticator(new AccessKeys(client),
                 anonymousUid < 0 ? null : new Credentials(anonymousUid, anonymousUid, java.util.List.of()), client.clock());

@@ -35,10 +35,17 @@ final class S3Namespace {
 
     private final PlinthClient client;
     private final String root;
+    private final ServerSideEncryption.Channel channel;
 
-    S3Namespace(PlinthClient client, String root) {
+    S3Namespace(PlinthClient client, String root, ServerSideEncryption.Channel channel) {
         this.client = client;
         this.root = root.equals("/") ? "" : root.replaceAll("/+$", "");
+        this.channel = channel;
+    }
+
+    /** Where requests come from, for what SSE-C allows. */
+    ServerSideEncryption.Channel channel() {
+        return channel;
     }
 
     PlinthClient client() {
@@ -208,18 +215,50 @@ final class S3Namespace {
 
     /** Opens an object's file for reading: counted as open, it stays readable until closed, whatever happens to its name. */
     PlinthFile openObject(String bucket, String key) {
+        return openObject(bucket, key, null);
+    }
+
+    /**
+     * As above, reading an encrypted object's plaintext with the key the request brought for it
+     * ({@code brought}: its SSE-C key, null for none; an SSE-S3 object needs none).
+     */
+    PlinthFile openObject(String bucket, String key, ServerSideEncryption brought) {
         for (int attempt = 1; ; attempt++) {
             Attributes found = object(bucket, key).attributes();
             if (found.isDirectory()) {
                 throw new S3Exception(S3Error.INVALID_REQUEST, "the key '" + key + "' is a prefix (a directory), not an object with content");
             }
+            PlinthFile file = null;
             try {
-                return client.open(found.inodeId(), false);
+                file = client.objects().openStored(found.inodeId());
+                if (file.attributes().encrypted()) {
+                    file.decryptWith(ServerSideEncryption.readCipher(client, client.encryptionOf(found.inodeId()), brought));
+                } else {
+                    ServerSideEncryption.requireNoneFor(brought);
+                }
+                return file;
             } catch (PlinthException e) {
+                if (file != null) {
+                    file.close();
+                }
                 if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.STALE_HANDLE || attempt == REPLACED_RETRIES_MAX) {
                     throw translate(e);
                 }
+            } catch (RuntimeException e) {
+                if (file != null) {
+                    file.close();
+                }
+                throw e;
             }
+        }
+    }
+
+    /** How an encrypted file is encrypted, as the caller may read it. */
+    dev.plinth.client.ObjectEncryption encryption(long inodeId) {
+        try {
+            return client.encryptionOf(inodeId);
+        } catch (PlinthException e) {
+            throw translate(e);
         }
     }
 
@@ -337,6 +376,11 @@ final class S3Namespace {
         }
     }
 
+    /** What a new object gets beside its record: its tags and how it is encrypted (each may be null). */
+    record Extras(ObjectTags tags, dev.plinth.client.ObjectEncryption encryption) {
+        static final Extras NONE = new Extras(null, null);
+    }
+
     /** What a new object's content came to: its ETag, and the attributes its file had when closed. */
     record Written(String etag, Attributes attributes) {}
 
@@ -352,14 +396,14 @@ final class S3Namespace {
      * the new one and never a mix, if what is there is what {@code replacing} allows (else
      * PreconditionFailed). Nothing is left on failure.
      */
-    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, ObjectTags tags, Replacing replacing,
+    Written writeObject(Attributes directory, String name, int mode, ObjectRecord template, Extras extras, Replacing replacing,
                         ContentWriter content) {
-        return writeObject(directory, name, mode, () -> template, tags, replacing, content);
+        return writeObject(directory, name, mode, () -> template, () -> extras, replacing, content);
     }
 
     /** As above, with the record taken once the content is written (it may hold the body's checksum). */
-    Written writeObject(Attributes directory, String name, int mode, java.util.function.Supplier<ObjectRecord> template, ObjectTags tags,
-                        Replacing replacing, ContentWriter content) {
+    Written writeObject(Attributes directory, String name, int mode, java.util.function.Supplier<ObjectRecord> template,
+                        java.util.function.Supplier<Extras> extras, Replacing replacing, ContentWriter content) {
         // Unnamed until published: a failed PUT, or a gateway that dies mid-PUT, leaves nothing behind (the file goes
         // with its last close, or with the gateway's session).
         try (PlinthFile file = client.createUnnamed(directory.inodeId(), mode, null)) {
@@ -367,7 +411,7 @@ final class S3Namespace {
             // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
             long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
             ObjectRecord record = template.get().withVersion(etag, file.size(), mtimeNanos);
-            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos, xattrs(record, tags),
+            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos, xattrs(record, extras.get()),
                     replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
@@ -375,10 +419,17 @@ final class S3Namespace {
         }
     }
 
-    /** The extended attributes a new object is published with: its record, and its tags if it has any. */
-    private static List<MetaMessages.Xattr> xattrs(ObjectRecord record, ObjectTags tags) {
-        MetaMessages.Xattr recordXattr = new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record));
-        return tags == null || tags.isEmpty() ? List.of(recordXattr) : List.of(recordXattr, tags.xattr());
+    /** The extended attributes a new object is published with: its record, its tags if it has any, how it is encrypted if it is. */
+    private static List<MetaMessages.Xattr> xattrs(ObjectRecord record, Extras extras) {
+        List<MetaMessages.Xattr> xattrs = new java.util.ArrayList<>(3);
+        xattrs.add(new MetaMessages.Xattr(ObjectRecord.XATTR, RecordCodec.encode(record)));
+        if (extras.tags() != null && !extras.tags().isEmpty()) {
+            xattrs.add(extras.tags().xattr());
+        }
+        if (extras.encryption() != null) {
+            xattrs.add(new MetaMessages.Xattr(MetaMessages.SSE_XATTR, extras.encryption().encode()));
+        }
+        return xattrs;
     }
 
     /** The S3 error for a failed object write: an existing name under If-None-Match: * is a failed precondition. */
@@ -394,12 +445,12 @@ final class S3Namespace {
      * part: create, write and publish as one metadata change ({@link PlinthClient#putWhole}). If the
      * directory's layout changed meanwhile and it no longer fits, it goes the long way.
      */
-    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, ObjectTags tags, Replacing replacing,
+    Written writeWholeObject(Attributes directory, String name, int mode, ObjectRecord template, Extras extras, Replacing replacing,
                              byte[] bytes, String etag) {
         long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
         ObjectRecord record = template.withVersion(etag, bytes.length, mtimeNanos);
         try {
-            Attributes attributes = client.objects().putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos, xattrs(record, tags),
+            Attributes attributes = client.objects().putWhole(directory.inodeId(), name, mode, bytes, mtimeNanos, xattrs(record, extras),
                     replacing.nothing(), replacing.onlyInodeId());
             return new Written(etag, attributes);
         } catch (PlinthException e) {
@@ -407,7 +458,7 @@ final class S3Namespace {
                 throw writeFailure(e, replacing);
             }
         }
-        return writeObject(directory, name, mode, template, tags, replacing, file -> {
+        return writeObject(directory, name, mode, template, extras, replacing, file -> {
             file.write(0, java.nio.ByteBuffer.wrap(bytes));
             return etag;
         });

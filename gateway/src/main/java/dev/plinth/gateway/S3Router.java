@@ -194,12 +194,6 @@ final class S3Router {
             // buckets are never versioned here: an object's only version is the null version
             throw new S3Exception(S3Error.INVALID_ARGUMENT, "invalid version id specified (buckets are not versioned)");
         }
-        for (var header : exchange.headers()) {
-            if (header.getKey().regionMatches(true, 0, "x-amz-server-side-encryption", 0, "x-amz-server-side-encryption".length())) {
-                // refused rather than ignored: the client would believe its object encrypted while it is stored in plaintext
-                throw new S3Exception(S3Error.NOT_IMPLEMENTED, "server-side encryption (" + header.getKey() + ") is not implemented");
-            }
-        }
         if (!route.oneRecord()) {
             // on an event loop only an object's GET and HEADs: listings scan the store, changes go through the log
             NonBlocking.check(route.operation() + " reads more than one record");

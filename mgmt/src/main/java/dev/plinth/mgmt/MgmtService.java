@@ -12,6 +12,7 @@ import dev.plinth.wire.HostPort;
 import dev.plinth.wire.Reply;
 import dev.plinth.wire.RpcDispatcher;
 import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MgmtMessages.AccessKey;
 import dev.plinth.wire.messages.MgmtMessages.AllocateIds;
 import dev.plinth.wire.messages.MgmtMessages.AllocatedIds;
@@ -91,9 +92,10 @@ public final class MgmtService implements AutoCloseable {
      */
     record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools,
                  List<AccessKey> accessKeys, List<ChainInfo> chains, List<MdtInfo> mdts, int targetIdHighWater, int nodeIdHighWater,
-                 long changes) {
+                 long changes, List<MgmtMessages.EncryptionKey> encryptionKeys) {
         State {
             accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys);
+            encryptionKeys = encryptionKeys == null ? List.of() : List.copyOf(encryptionKeys);
             mdts = mdts == null ? List.of() : List.copyOf(mdts);
             if (chains == null) { // state files from before chains were kept: one chain per target
                 chains = targets.stream().map(t -> new ChainInfo(t.targetId(), 1, List.of(new ChainMember(t.targetId(), MemberState.SERVING))))
@@ -102,35 +104,41 @@ public final class MgmtService implements AutoCloseable {
         }
 
         State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
-            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes);
+            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
         }
 
         State withChains(List<ChainInfo> nextChains) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater, changes);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
         }
 
         State withMdts(List<MdtInfo> nextMdts) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater, changes);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
         }
 
         /** Ids handed out so far: never handed out again, even before the nodes or targets that got them register. */
         State withHighWater(int targets, int nodes) {
-            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes, changes);
+            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes, changes, encryptionKeys);
         }
 
         State nextChange() {
             return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
-                    changes + 1);
+                    changes + 1, encryptionKeys);
         }
 
         static State empty() {
             return new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of(),
-                    List.of(), List.of(), 0, 0, 0);
+                    List.of(), List.of(), 0, 0, 0, List.of());
+        }
+
+        /** Master keys are not part of the cluster map either. */
+        State withEncryptionKeys(List<MgmtMessages.EncryptionKey> nextKeys) {
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
+                    changes, nextKeys);
         }
 
         /** Keys are not part of the cluster map, so changing them leaves its version as it is. */
         State withAccessKeys(List<AccessKey> nextKeys) {
-            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes);
+            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
         }
     }
 
@@ -612,6 +620,27 @@ public final class MgmtService implements AutoCloseable {
         return key;
     }
 
+    /**
+     * The master key for object encryption (S3 SSE): {@code keyId} 0 for the current one, made and
+     * committed on first use (a cluster that never encrypts has none), else the one with that id.
+     * Keys are never removed: objects wrapped with one stay readable.
+     */
+    public synchronized MgmtMessages.EncryptionKey encryptionKey(int keyId) {
+        lead();
+        List<MgmtMessages.EncryptionKey> keys = state.encryptionKeys();
+        if (keyId == 0) {
+            if (keys.isEmpty()) {
+                byte[] key = new byte[32];
+                RANDOM.nextBytes(key);
+                commit(state.withEncryptionKeys(List.of(new MgmtMessages.EncryptionKey(1, key))));
+                keys = state.encryptionKeys();
+            }
+            return keys.getLast();
+        }
+        return keys.stream().filter(k -> k.keyId() == keyId).findFirst()
+                .orElseThrow(() -> new PlinthException(ErrorCode.NOT_FOUND, "no encryption key " + keyId));
+    }
+
     public synchronized List<AccessKey> accessKeys() {
         lead();
         return state.accessKeys();
@@ -741,6 +770,7 @@ public final class MgmtService implements AutoCloseable {
         dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
         dispatcher.register(CreateAccessKey.class, (context, request, data) -> answer(() -> createAccessKey(request)));
         dispatcher.register(ListAccessKeys.class, (context, request, data) -> answer(() -> new AccessKeyList(accessKeys())));
+        dispatcher.register(MgmtMessages.GetEncryptionKey.class, (context, request, data) -> answer(() -> encryptionKey(request.keyId())));
         dispatcher.register(DeleteAccessKey.class, (context, request, data) -> answer(() -> {
             deleteAccessKey(request.accessKeyId());
             return HandshakeMessages.EMPTY;

@@ -34,6 +34,7 @@ final class Messages {
         registry.register(27, MgmtMessages.ReportJobStats.class, Empty.class);
         registry.register(28, MgmtMessages.GetJobStats.class, MgmtMessages.JobStatsReply.class);
         registry.register(29, MgmtMessages.ReportUnreachable.class, MgmtMessages.ClusterMap.class);
+        registry.register(30, MgmtMessages.GetEncryptionKey.class, MgmtMessages.EncryptionKey.class);
 
         registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
         registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);

@@ -1,6 +1,7 @@
 package dev.plinth.integration.s3;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.plinth.gateway.S3Credentials;
 import dev.plinth.client.PlinthClient;
@@ -120,7 +121,11 @@ class S3ClientsIT {
         assertThat(aws("s3api", "head-object", "--bucket", "aws-cli", "--key", "meta.txt")).contains("\"team\": \"vision\"")
                 .contains("\"ContentType\": \"text/plain\"");
 
-        // tags and flexible checksums through the s3api verbs
+        // server-side encryption, tags and flexible checksums through the s3 and s3api verbs
+        aws("s3", "cp", "--no-progress", "--sse", "AES256", local.resolve("tree/a.txt").toString(), "s3://aws-cli/encrypted.txt");
+        assertThat(aws("s3api", "head-object", "--bucket", "aws-cli", "--key", "encrypted.txt")).contains("\"ServerSideEncryption\": \"AES256\"");
+        aws("s3", "cp", "--no-progress", "s3://aws-cli/encrypted.txt", local.resolve("encrypted.out").toString());
+        assertSameFiles(local.resolve("tree/a.txt"), local.resolve("encrypted.out"));
         aws("s3api", "put-object-tagging", "--bucket", "aws-cli", "--key", "meta.txt", "--tagging", "TagSet=[{Key=owner,Value=vision team}]");
         assertThat(aws("s3api", "get-object-tagging", "--bucket", "aws-cli", "--key", "meta.txt")).contains("\"Value\": \"vision team\"");
         aws("s3api", "put-object", "--bucket", "aws-cli", "--key", "summed.txt", "--body", local.resolve("tree/a.txt").toString(),
@@ -283,6 +288,15 @@ class S3ClientsIT {
             random.nextBytes(uploaded);
             s3.putObject(b -> b.bucket("interop").key("from-s3/ünïcode name.bin"), software.amazon.awssdk.core.sync.RequestBody.fromBytes(uploaded));
             assertThat(Files.readAllBytes(bucket.resolve("from-s3/ünïcode name.bin"))).isEqualTo(uploaded);
+
+            // an SSE-S3 object reads as its plaintext through the mount, and is not written in place there
+            s3.putObject(b -> b.bucket("interop").key("from-s3/encrypted.bin")
+                    .serverSideEncryption(software.amazon.awssdk.services.s3.model.ServerSideEncryption.AES256),
+                    software.amazon.awssdk.core.sync.RequestBody.fromBytes(uploaded));
+            assertThat(Files.readAllBytes(bucket.resolve("from-s3/encrypted.bin"))).isEqualTo(uploaded);
+            assertThatThrownBy(() -> Files.write(bucket.resolve("from-s3/encrypted.bin"), new byte[10]))
+                    .isInstanceOf(java.nio.file.FileSystemException.class).hasMessageContaining("Operation not permitted");
+            s3.deleteObject(b -> b.bucket("interop").key("from-s3/encrypted.bin"));
 
             // a file changed through the mount gets a new ETag and the new bytes
             String before = s3.headObject(b -> b.bucket("interop").key("from-s3/ünïcode name.bin")).eTag();

@@ -35,6 +35,7 @@ public final class Create {
             }
             if (request.openForWrite()) {
                 namespace.check(inode, Namespace.WRITE);
+                OpenClose.refuseIfEncrypted(inode);
                 OpenClose.register(namespace, inode.inodeId());
             }
             return new CreateReply(inode.toAttributes(), false);

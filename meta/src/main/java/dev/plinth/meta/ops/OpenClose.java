@@ -26,8 +26,22 @@ public final class OpenClose {
         if (inode.type() == FileType.SYMLINK) {
             throw new PlinthException(ErrorCode.SYMLINK_LOOP, "open of a symbolic link");
         }
+        if (request.write()) {
+            refuseIfEncrypted(inode);
+        }
         register(namespace, inode.inodeId());
         return new AttributesReply(inode.toAttributes());
+    }
+
+    /**
+     * An encrypted file (S3 server-side encryption) is replaced whole through S3, never written in
+     * place: its bytes are a keystream's XOR, and a second write at the same place would reuse it.
+     */
+    static void refuseIfEncrypted(InodeRecord inode) {
+        if (inode.encrypted()) {
+            throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED,
+                    "the file is encrypted (S3 server-side encryption): replace it through S3 rather than write it in place");
+        }
     }
 
     /** Counts one more open of a file by the calling client's session. */

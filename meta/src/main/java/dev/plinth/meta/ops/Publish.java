@@ -34,7 +34,7 @@ public final class Publish {
                 request.mode(), request.layout().validate(), null);
         DataOnMdt.write(namespace, inode, new MetaMessages.InlineWrite(0, request.bytes()));
         for (MetaMessages.Xattr xattr : request.xattrs()) {
-            Xattrs.setOnNewFile(namespace, inode, xattr.name(), xattr.value());
+            inode = Xattrs.setOnNewFile(namespace, inode, xattr.name(), xattr.value());
         }
         long now = namespace.now();
         inode = inode.withSize(request.bytes().length, now).withTimes(inode.atimeNanos(), request.mtimeNanos(), now);

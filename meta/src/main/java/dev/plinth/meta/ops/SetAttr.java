@@ -79,6 +79,9 @@ public final class SetAttr {
             if (inode.isDirectory()) {
                 throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "truncate of a directory");
             }
+            if (request.sizeBytes() != inode.sizeBytes()) {
+                OpenClose.refuseIfEncrypted(inode);
+            }
             if (inode.type() != FileType.FILE) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "truncate of a symlink");
             }

@@ -85,11 +85,20 @@ public final class Xattrs {
         }
     }
 
-    /** Sets an attribute of a file this change created, which has none yet; its caller settles the times. */
-    static void setOnNewFile(Namespace namespace, InodeRecord inode, String name, byte[] value) {
+    /** Sets an attribute of a file this change created, which has none yet, and returns the inode as it is now; its caller settles the times. */
+    static InodeRecord setOnNewFile(Namespace namespace, InodeRecord inode, String name, byte[] value) {
         checkNameAndValue(name, value);
         checkAccess(namespace, inode, name, Namespace.WRITE);
         namespace.put(key(inode.inodeId(), name), value);
+        return withFlagsFor(inode, name, true);
+    }
+
+    /** The inode with the flag an attribute stands for set or cleared: {@link MetaMessages#SSE_XATTR} makes a file encrypted. */
+    private static InodeRecord withFlagsFor(InodeRecord inode, String name, boolean present) {
+        if (!name.equals(MetaMessages.SSE_XATTR)) {
+            return inode;
+        }
+        return inode.withFlags(present ? inode.flags() | MetaMessages.FLAG_ENCRYPTED : inode.flags() & ~MetaMessages.FLAG_ENCRYPTED);
     }
 
     public static Empty set(Namespace namespace, MetaMessages.SetXattr request) {
@@ -105,7 +114,7 @@ public final class Xattrs {
             throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
         }
         namespace.put(key, request.value());
-        namespace.putInode(inode.withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
+        namespace.putInode(withFlagsFor(inode, request.name(), true).withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
         return HandshakeMessages.EMPTY;
     }
 
@@ -118,7 +127,7 @@ public final class Xattrs {
             throw new PlinthException(ErrorCode.NO_ATTRIBUTE, request.name());
         }
         namespace.delete(key);
-        namespace.putInode(inode.withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
+        namespace.putInode(withFlagsFor(inode, request.name(), false).withTimes(inode.atimeNanos(), inode.mtimeNanos(), namespace.now()));
         return HandshakeMessages.EMPTY;
     }
 }

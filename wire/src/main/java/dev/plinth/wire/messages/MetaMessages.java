@@ -32,28 +32,45 @@ public final class MetaMessages {
         OpHeader header();
     }
 
-    /** An inode as clients see it; {@code rdev}: a device node's device number. */
+    /**
+     * An inode as clients see it; {@code rdev}: a device node's device number; {@code flags}: the
+     * inode's {@code FLAG_*} bits.
+     */
     public record Attributes(long inodeId, FileType type, int mode, int uid, int gid, int linkCount, long sizeBytes,
-                             long atimeNanos, long mtimeNanos, long ctimeNanos, long generation, Layout layout, long rdev) {
+                             long atimeNanos, long mtimeNanos, long ctimeNanos, long generation, Layout layout, long rdev, int flags) {
         public Attributes(long inodeId, FileType type, int mode, int uid, int gid, int linkCount, long sizeBytes, long atimeNanos,
                           long mtimeNanos, long ctimeNanos, long generation, Layout layout) {
-            this(inodeId, type, mode, uid, gid, linkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos, generation, layout, 0);
+            this(inodeId, type, mode, uid, gid, linkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos, generation, layout, 0, 0);
         }
 
         public boolean isDirectory() {
             return type == FileType.DIRECTORY;
         }
 
+        /** Whether the file's bytes are encrypted (it has the {@link #SSE_XATTR} attribute). */
+        public boolean encrypted() {
+            return (flags & FLAG_ENCRYPTED) != 0;
+        }
+
         public Attributes withSizeBytes(long newSize) {
             return new Attributes(inodeId, type, mode, uid, gid, linkCount, newSize, atimeNanos, mtimeNanos, ctimeNanos,
-                    generation, layout, rdev);
+                    generation, layout, rdev, flags);
         }
 
         public Attributes withLinkCount(int newLinkCount) {
             return new Attributes(inodeId, type, mode, uid, gid, newLinkCount, sizeBytes, atimeNanos, mtimeNanos, ctimeNanos,
-                    generation, layout, rdev);
+                    generation, layout, rdev, flags);
         }
     }
+
+    /**
+     * The attribute that says how a file's bytes are encrypted (S3 server-side encryption): while a
+     * file has it, its inode carries {@link #FLAG_ENCRYPTED}, readers decrypt, and it is not written
+     * in place (opens for writing and size changes are refused).
+     */
+    public static final String SSE_XATTR = "user.plinth.sse";
+    /** {@link Attributes#flags}: the file has {@link #SSE_XATTR}. */
+    public static final int FLAG_ENCRYPTED = 1;
 
     /**
      * Attributes, and the value of an extended attribute where the request asked for one (null

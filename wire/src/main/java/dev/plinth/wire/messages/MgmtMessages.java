@@ -189,7 +189,17 @@ public final class MgmtMessages {
 
     public record ListAccessKeys() {}
 
+    /**
+     * Asks for the cluster's master key for object encryption: {@code keyId} 0 for the current one
+     * (made on first use), else that one. Only processes holding the cluster secret can ask.
+     */
+    public record GetEncryptionKey(int keyId) {}
+
+    /** A cluster master key: its id (kept with what it wraps) and 32 bytes of AES-256 key. */
+    public record EncryptionKey(int keyId, byte[] key) {}
+
     public record AccessKeyList(List<AccessKey> keys) {}
+
 
     public record DeleteAccessKey(String accessKeyId) {}
 }
