@@ -21,6 +21,8 @@ import picocli.CommandLine.Command;
                 SetstripeCommand.class,
                 GetstripeCommand.class,
                 PoolCommand.class,
+                ArchiveCommand.class,
+                HsmCommand.class,
                 DfCommand.class,
                 StatusCommand.class,
                 TopCommand.class,

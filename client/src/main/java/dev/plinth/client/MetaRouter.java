@@ -1,6 +1,7 @@
 package dev.plinth.client;
 
 import dev.plinth.common.InodeId;
+import dev.plinth.wire.messages.HsmMessages;
 import dev.plinth.wire.messages.MetaMessages;
 
 /**
@@ -48,7 +49,11 @@ final class MetaRouter {
             case MetaMessages.PutWhole r -> r.parentId();
             case MetaMessages.SetLayout r -> r.inodeId();
             case MetaMessages.SetLock r -> r.inodeId();
-            default -> InodeId.ROOT; // paths (from the root), sessions, statfs, purges: MDT 0
+            case HsmMessages.GetHsmState r -> r.inodeId();
+            case HsmMessages.SetHsmFlags r -> r.inodeId();
+            case HsmMessages.RequestAction r -> r.inodeId();
+            // paths (from the root), sessions, statfs, purges, and (until the mover asks every MDT) the HSM queue: MDT 0
+            default -> InodeId.ROOT;
         };
     }
 }

@@ -72,6 +72,7 @@ public final class PlinthClient implements AutoCloseable {
      */
     private final AlignedWriteBuffers writeBuffers;
     private final String ownJob;
+    private final HsmAccess hsm;
 
     private PlinthClient(ClientOptions options, RpcConnections connections) {
         this.options = options;
@@ -99,6 +100,7 @@ public final class PlinthClient implements AutoCloseable {
         this.readAheadBudget = new ReadAheadBudget(options.config().get(Settings.CLIENT_READAHEAD_TOTAL_BYTES), directMemory);
         this.writeBuffers = new AlignedWriteBuffers(
                 (int) Math.min(16, options.config().get(Settings.CLIENT_WRITE_BEHIND_BYTES) / AlignedWriteBuffers.BUFFER_BYTES));
+        this.hsm = new HsmAccess(this, options.config().get(Settings.HSM_RESTORE_WAIT_MILLIS));
         this.ownJob = JobStats.jobOf(System.getenv(), jobIdVariables(), options.clientName(), options.credentials().uid());
         this.renewer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("plinth-session").daemon().factory());
         long period = Math.max(100, session.leaseMillis() / 3);
@@ -413,6 +415,19 @@ public final class PlinthClient implements AutoCloseable {
         return Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.AccessKeyList>request(new MgmtMessages.ListAccessKeys()), null).keys();
     }
 
+    /** The cluster's HSM archives, by id. */
+    public List<MgmtMessages.ArchiveInfo> archives() {
+        return Retry.call(timeoutMillis, () -> mgmt().<MgmtMessages.ArchiveList>request(new MgmtMessages.ListArchives()), null).archives();
+    }
+
+    public List<MgmtMessages.ArchiveInfo> addArchive(MgmtMessages.ArchiveInfo archive) {
+        return mgmt().<MgmtMessages.ArchiveList>request(new MgmtMessages.AddArchive(archive)).archives();
+    }
+
+    public List<MgmtMessages.ArchiveInfo> removeArchive(int archiveId) {
+        return mgmt().<MgmtMessages.ArchiveList>request(new MgmtMessages.RemoveArchive(archiveId)).archives();
+    }
+
     public void deleteAccessKey(String accessKeyId) {
         mgmt().request(new MgmtMessages.DeleteAccessKey(accessKeyId));
     }
@@ -431,9 +446,28 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.GetAttr(header(), inodeId)).attributes();
     }
 
+    /** Sets attributes; a size change of a released file restores it first (HSM). */
     public Attributes setAttr(long inodeId, int mask, int mode, int uid, int gid, long sizeBytes, long atimeNanos, long mtimeNanos) {
-        return this.<AttributesReply>meta(new MetaMessages.SetAttr(header(), inodeId, mask, mode, uid, gid, sizeBytes, atimeNanos, mtimeNanos))
-                .attributes();
+        return restoringIfReleased(inodeId, () -> this.<AttributesReply>meta(new MetaMessages.SetAttr(header(), inodeId, mask, mode, uid, gid,
+                sizeBytes, atimeNanos, mtimeNanos)).attributes());
+    }
+
+    /** HSM: a file's state, actions and transparent restores. */
+    public HsmAccess hsm() {
+        return hsm;
+    }
+
+    /** Runs a change that the metadata service refuses while the file is released; restores the file and runs it again if so. */
+    private <T> T restoringIfReleased(long inodeId, java.util.function.Supplier<T> change) {
+        try {
+            return change.get();
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.RELEASED) {
+                throw e;
+            }
+            hsm.restore(inodeId);
+            return change.get();
+        }
     }
 
     /** One page of entries after {@code afterName} ("" for the first page). */
@@ -459,7 +493,16 @@ public final class PlinthClient implements AutoCloseable {
      * writing, in one metadata change. The caller truncates an existing file if it wants to.
      */
     public OpenedFile createAndOpen(long parentId, String name, int mode, boolean exclusive, Layout layout) {
-        CreateReply reply = meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout, true));
+        CreateReply reply;
+        try {
+            reply = meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout, true));
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.RELEASED) {
+                throw e;
+            }
+            hsm.restore(lookup(parentId, name).inodeId()); // the existing file is released: bring it back, then open it
+            reply = meta(new MetaMessages.Create(header(), parentId, name, mode, exclusive, layout, true));
+        }
         return new OpenedFile(new PlinthFile(this, reply.attributes(), true), reply.created());
     }
 
@@ -548,13 +591,31 @@ public final class PlinthClient implements AutoCloseable {
         return open(inodeId, write, true);
     }
 
+    /**
+     * Opens a released file for writing its bytes back from its archive: only for the mover that
+     * took its restore (the metadata service refuses anyone else), and without decryption or the
+     * transparent restore every other open does.
+     */
+    public PlinthFile openToRestore(long inodeId) {
+        Attributes attributes = openCounted(inodeId, true);
+        return new PlinthFile(this, attributes, true);
+    }
+
     /** A read-only open that hands out an encrypted file's bytes as stored ({@link ObjectAccess#openStored}). */
     PlinthFile openStored(long inodeId) {
         return open(inodeId, false, false);
     }
 
     private PlinthFile open(long inodeId, boolean write, boolean decrypt) {
-        Attributes attributes = openCounted(inodeId, write);
+        Attributes attributes = restoringIfReleased(inodeId, () -> openCounted(inodeId, write));
+        if (dev.plinth.wire.messages.HsmMessages.released(attributes)) {
+            try {
+                attributes = hsm.restore(inodeId); // the open is counted: the file cannot be released again meanwhile
+            } catch (RuntimeException e) {
+                meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
+                throw e;
+            }
+        }
         if (attributes.isDirectory()) {
             meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
@@ -627,6 +688,9 @@ public final class PlinthClient implements AutoCloseable {
         }
         if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), false, Permissions.READ)) {
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
+        }
+        if (dev.plinth.wire.messages.HsmMessages.released(attributes)) {
+            attributes = hsm.restore(attributes.inodeId());
         }
         return new PlinthFile(this, attributes, false, false);
     }

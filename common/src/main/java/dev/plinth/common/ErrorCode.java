@@ -48,7 +48,9 @@ public enum ErrorCode {
     /** A role that has started to listen but cannot serve yet (a storage node not yet registered with mgmt): try again. */
     NOT_READY(37, 11, true, "the server is starting and cannot serve this yet, try again"),
     /** A change conditional on what a name held found it holding something else (S3's If-Match lost a race). */
-    CHANGED(38, 116, false, "the entry changed since it was read");
+    CHANGED(38, 116, false, "the entry changed since it was read"),
+    /** The file's bytes are only in its archive (HSM released): clients restore it, then try again. */
+    RELEASED(39, 61, false, "the file's data is in the archive and must be restored first");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

@@ -173,6 +173,24 @@ public final class Settings {
     public static final Setting<String> S3_TLS_KEY_FILE = Setting.ofString("s3.tls-key-file", "",
             "PEM private key (PKCS#8) of s3.tls-certificate-file.");
 
+    public static final Setting<String> SERVER_ARCHIVES = Setting.ofString("server.archives", "",
+            "Archives plinth server adds on its first start, as archive 1, 2, ... (URIs separated by spaces: file:///DIR, "
+                    + "s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&credentials=FILE); empty: archive 1 is DIR/archive.");
+    public static final Setting<Boolean> SERVER_MOVER = Setting.ofBoolean("server.mover", true,
+            "Whether plinth server runs an HSM mover (archives, restores); off where movers run as plinth hsm agent elsewhere.");
+    public static final Setting<Long> HSM_RESTORE_WAIT_MILLIS = Setting.ofLong("hsm.restore-wait-millis", 600_000, "milliseconds",
+            "How long a read of a released file waits for its restore before it fails (EIO; S3: 503 SlowDown).");
+    public static final Setting<Long> HSM_ARCHIVE_RETRY_MILLIS = Setting.ofLong("hsm.archive-retry-millis", 60_000, "milliseconds",
+            "How long a mover retries an archive that cannot be reached (with backoff) before the action fails.");
+    public static final Setting<Long> HSM_ACTION_LEASE_MILLIS = Setting.ofLong("hsm.action-lease-millis", 30_000, "milliseconds",
+            "How long a mover keeps an action without reporting progress; after that another mover takes it over.");
+    public static final Setting<Integer> HSM_MOVER_ACTIONS = Setting.ofInt("hsm.mover-actions", 4, "actions",
+            "Actions one mover runs at a time.");
+    public static final Setting<Long> HSM_PART_BYTES = Setting.ofBytes("hsm.part-bytes", 16L << 20,
+            "Size of the parts a file is archived in (each checksummed; S3 multipart part size).");
+    public static final Setting<Integer> HSM_PART_PARALLELISM = Setting.ofInt("hsm.part-parallelism", 4, "parts",
+            "Parts of one file copied to or from an archive at a time.");
+
     public static List<Setting<?>> all() {
         List<Setting<?>> result = new ArrayList<>();
         for (Field field : Settings.class.getDeclaredFields()) {

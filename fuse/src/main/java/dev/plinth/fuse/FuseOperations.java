@@ -1028,7 +1028,9 @@ final class FuseOperations {
         stat.set(JAVA_INT, ST_GID, attributes.gid());
         stat.set(JAVA_LONG, ST_SIZE, attributes.sizeBytes());
         stat.set(JAVA_LONG, ST_BLKSIZE, MAX_IO_BYTES);
-        stat.set(JAVA_LONG, ST_BLOCKS, (attributes.sizeBytes() + 511) / 512);
+        // a released file holds no blocks here, but reports one, as Lustre does: archivers that skip sparse files must not skip it
+        stat.set(JAVA_LONG, ST_BLOCKS, dev.plinth.wire.messages.HsmMessages.released(attributes) ? Math.min(1, attributes.sizeBytes())
+                : (attributes.sizeBytes() + 511) / 512);
         setTimespec(stat, ST_ATIM, attributes.atimeNanos());
         setTimespec(stat, ST_MTIM, attributes.mtimeNanos());
         setTimespec(stat, ST_CTIM, attributes.ctimeNanos());

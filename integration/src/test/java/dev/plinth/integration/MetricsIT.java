@@ -153,7 +153,7 @@ class MetricsIT {
         StringBuilder markdown = new StringBuilder("# Metrics reference\n\n")
                 .append("Every `plinth_*` metric a `plinth server` (with `--mount`) exposes at `/metrics`, beside the JVM's `jvm_*`.\n")
                 .append("Generated from the registry by `MetricsIT`; regenerate with ")
-                .append("`./mvnw -pl cli test -Dtest=MetricsIT -Dplinth.write-docs=true`. `plinth gateway` exposes the `plinth_s3_*` ")
+                .append("`cd integration && ../mvnw verify -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=MetricsIT -Dplinth.write-docs=true`. `plinth gateway` exposes the `plinth_s3_*` ")
                 .append("families and `plinth mount` the `plinth_fuse_*` ones.\n\n")
                 .append("| metric | type | what it counts |\n|---|---|---|\n");
         cluster.server().metrics().scrape().stream()
@@ -175,7 +175,7 @@ class MetricsIT {
             Files.writeString(reference, markdown.toString());
         }
         assertThat(Files.exists(reference) ? Files.readString(reference) : "")
-                .as("docs/metrics.md is stale: run ./mvnw -pl cli test -Dtest=MetricsIT -Dplinth.write-docs=true")
+                .as("docs/metrics.md is stale: run cd integration && ../mvnw verify -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=MetricsIT -Dplinth.write-docs=true")
                 .isEqualTo(markdown.toString());
         return names;
     }

@@ -128,6 +128,8 @@ public final class MetaService implements AutoCloseable {
                     callback.call(stateMachine.cacheHits(), mdt, "hit");
                     callback.call(stateMachine.cacheMisses(), mdt, "miss");
                 }).register(registry);
+        gauge(registry, "plinth_hsm_queue_actions", "HSM actions (archive, restore, remove) queued or running on the MDT.",
+                stateMachine::hsmQueuedActions, mdt);
         gauge(registry, "plinth_meta_change_queue_changes", "Metadata changes waiting to be logged.", changes::size, mdt);
         gauge(registry, "plinth_meta_removed_files_queue_files", "Removed files whose chunks wait to be freed.", removedFiles::size, mdt);
     }

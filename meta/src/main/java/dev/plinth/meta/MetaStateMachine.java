@@ -287,6 +287,11 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         return committed().mdtDataBytes();
     }
 
+    /** HSM actions queued or running on this MDT. */
+    public long hsmQueuedActions() {
+        return dev.plinth.meta.ops.Hsm.queued(committed());
+    }
+
     /** The store's record cache: estimated bytes held, lookups answered and not (0 before the store opens). */
     public long cacheBytes() {
         return ofStore(MetaStore::cacheBytes);

@@ -334,10 +334,31 @@ public final class Namespace {
             delete(pair[0]);
         }
         putLong(INODE_COUNT_KEY, Math.max(1, inodeCount() - 1));
+        dev.plinth.meta.ops.Hsm.forget(this, inode);
+        freeChunks(inode);
+    }
+
+    /**
+     * Queues a file's chunks to be freed on its targets (its last link and open gone, or its bytes
+     * released to an archive). The cleaner frees them no sooner than REMOVED_FILE_KEPT_MILLIS
+     * later, and the file's REMOVED key stays until it has: a restore waits for it, so freeing can
+     * never take bytes written after it.
+     */
+    public void freeChunks(InodeRecord inode) {
         if (inode.type() == FileType.FILE && inode.layout() != null && !inode.layout().chainIds().isEmpty()) {
             put(MetaKeys.id(MetaKeys.REMOVED, inode.inodeId()), MetaStore.encode(inode.layout()));
             removedFiles.add(new RemovedFile(inode.inodeId(), inode.layout()));
         }
+    }
+
+    /** Whether chunks of the file are queued to be freed and not yet freed. */
+    public boolean chunksBeingFreed(long inodeId) {
+        return getRaw(MetaKeys.id(MetaKeys.REMOVED, inodeId)) != null;
+    }
+
+    /** Whether any session has the file open. */
+    public boolean isOpen(long inodeId) {
+        return !scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inodeId), null, 1).isEmpty();
     }
 
     // ---- permissions

@@ -3,6 +3,7 @@ package dev.plinth.meta;
 import dev.plinth.meta.ops.Create;
 import dev.plinth.meta.ops.DataOnMdt;
 import dev.plinth.meta.ops.GetAttr;
+import dev.plinth.meta.ops.Hsm;
 import dev.plinth.meta.ops.Link;
 import dev.plinth.meta.ops.Locks;
 import dev.plinth.meta.ops.Lookup;
@@ -23,6 +24,7 @@ import dev.plinth.meta.ops.Unlink;
 import dev.plinth.meta.ops.Xattrs;
 import dev.plinth.meta.store.MetaKeys;
 import dev.plinth.wire.messages.HandshakeMessages;
+import dev.plinth.wire.messages.HsmMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Mutation;
 import dev.plinth.wire.messages.MetaMessages.Query;
@@ -55,6 +57,11 @@ final class Operations {
             case MetaMessages.Publish request -> Publish.apply(namespace, request);
             case MetaMessages.WriteInline request -> DataOnMdt.apply(namespace, request);
             case MetaMessages.PutWhole request -> Publish.putWhole(namespace, request);
+            case HsmMessages.SetHsmFlags request -> Hsm.setFlags(namespace, request);
+            case HsmMessages.RequestAction request -> Hsm.request(namespace, request);
+            case HsmMessages.TakeActions request -> Hsm.take(namespace, request);
+            case HsmMessages.ReportProgress request -> Hsm.progress(namespace, request);
+            case HsmMessages.FinishAction request -> Hsm.finish(namespace, request);
             case MetaMessages.PurgeRemoved request -> {
                 request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
                 yield HandshakeMessages.EMPTY;
@@ -74,6 +81,8 @@ final class Operations {
             case MetaMessages.ListXattr request -> Xattrs.list(namespace, request);
             case MetaMessages.GetLock request -> Locks.get(namespace, request);
             case MetaMessages.ReadInline request -> DataOnMdt.read(namespace, request);
+            case HsmMessages.GetHsmState request -> Hsm.state(namespace, request);
+            case HsmMessages.ListActions request -> Hsm.list(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
         };
     }

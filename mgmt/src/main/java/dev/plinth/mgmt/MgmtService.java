@@ -92,10 +92,11 @@ public final class MgmtService implements AutoCloseable {
      */
     record State(int formatVersion, long version, List<NodeInfo> nodes, List<TargetInfo> targets, List<PoolInfo> pools,
                  List<AccessKey> accessKeys, List<ChainInfo> chains, List<MdtInfo> mdts, int targetIdHighWater, int nodeIdHighWater,
-                 long changes, List<MgmtMessages.EncryptionKey> encryptionKeys) {
+                 long changes, List<MgmtMessages.EncryptionKey> encryptionKeys, List<MgmtMessages.ArchiveInfo> archives) {
         State {
             accessKeys = accessKeys == null ? List.of() : List.copyOf(accessKeys);
             encryptionKeys = encryptionKeys == null ? List.of() : List.copyOf(encryptionKeys);
+            archives = archives == null ? List.of() : List.copyOf(archives);
             mdts = mdts == null ? List.of() : List.copyOf(mdts);
             if (chains == null) { // state files from before chains were kept: one chain per target
                 chains = targets.stream().map(t -> new ChainInfo(t.targetId(), 1, List.of(new ChainMember(t.targetId(), MemberState.SERVING))))
@@ -104,41 +105,47 @@ public final class MgmtService implements AutoCloseable {
         }
 
         State with(long nextVersion, List<NodeInfo> nextNodes, List<TargetInfo> nextTargets, List<PoolInfo> nextPools) {
-            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
+            return new State(formatVersion, nextVersion, nextNodes, nextTargets, nextPools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys, archives);
         }
 
         State withChains(List<ChainInfo> nextChains) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, nextChains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys, archives);
         }
 
         State withMdts(List<MdtInfo> nextMdts) {
-            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, nextMdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys, archives);
         }
 
         /** Ids handed out so far: never handed out again, even before the nodes or targets that got them register. */
         State withHighWater(int targets, int nodes) {
-            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes, changes, encryptionKeys);
+            return new State(formatVersion, version, this.nodes, this.targets, pools, accessKeys, chains, mdts, targets, nodes, changes, encryptionKeys, archives);
         }
 
         State nextChange() {
             return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
-                    changes + 1, encryptionKeys);
+                    changes + 1, encryptionKeys, archives);
         }
 
         static State empty() {
             return new State(FORMAT_VERSION, 1, List.of(), List.of(), List.of(new PoolInfo(Layout.DEFAULT_POOL, List.of())), List.of(),
-                    List.of(), List.of(), 0, 0, 0, List.of());
+                    List.of(), List.of(), 0, 0, 0, List.of(), List.of());
         }
 
         /** Master keys are not part of the cluster map either. */
         State withEncryptionKeys(List<MgmtMessages.EncryptionKey> nextKeys) {
             return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
-                    changes, nextKeys);
+                    changes, nextKeys, archives);
+        }
+
+        /** Archives are not part of the cluster map: movers ask for them. */
+        State withArchives(List<MgmtMessages.ArchiveInfo> nextArchives) {
+            return new State(formatVersion, version, nodes, targets, pools, accessKeys, chains, mdts, targetIdHighWater, nodeIdHighWater,
+                    changes, encryptionKeys, nextArchives);
         }
 
         /** Keys are not part of the cluster map, so changing them leaves its version as it is. */
         State withAccessKeys(List<AccessKey> nextKeys) {
-            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys);
+            return new State(formatVersion, version, nodes, targets, pools, nextKeys, chains, mdts, targetIdHighWater, nodeIdHighWater, changes, encryptionKeys, archives);
         }
     }
 
@@ -641,6 +648,47 @@ public final class MgmtService implements AutoCloseable {
                 .orElseThrow(() -> new PlinthException(ErrorCode.NOT_FOUND, "no encryption key " + keyId));
     }
 
+    /** The cluster's archives (HSM cold tiers), by id. */
+    public synchronized List<MgmtMessages.ArchiveInfo> archives() {
+        lead();
+        return state.archives();
+    }
+
+    /** Adds an archive; its id and name must be new. The URI is checked by who uses it (the mover), not here. */
+    public synchronized List<MgmtMessages.ArchiveInfo> addArchive(MgmtMessages.ArchiveInfo archive) {
+        lead();
+        if (archive.archiveId() < 1 || archive.archiveId() > 32767) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "archive ids are 1-32767, not " + archive.archiveId());
+        }
+        if (archive.name() == null || !archive.name().matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "an archive name is 1-64 of A-Z a-z 0-9 . _ -, not '" + archive.name() + "'");
+        }
+        if (archive.uri() == null || !(archive.uri().startsWith("file:/") || archive.uri().startsWith("s3://"))) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "an archive URI is file:///DIR or s3://BUCKET/PREFIX?..., not '" + archive.uri() + "'");
+        }
+        for (MgmtMessages.ArchiveInfo existing : state.archives()) {
+            if (existing.archiveId() == archive.archiveId() || existing.name().equals(archive.name())) {
+                throw new PlinthException(ErrorCode.ALREADY_EXISTS, "archive " + existing.archiveId() + " (" + existing.name() + ") exists");
+            }
+        }
+        List<MgmtMessages.ArchiveInfo> archives = new ArrayList<>(state.archives());
+        archives.add(archive);
+        archives.sort(java.util.Comparator.comparingInt(MgmtMessages.ArchiveInfo::archiveId));
+        commit(state.withArchives(archives));
+        return state.archives();
+    }
+
+    /** Removes an archive from the list; the objects in it stay where they are (files archived there can no longer be restored). */
+    public synchronized List<MgmtMessages.ArchiveInfo> removeArchive(int archiveId) {
+        lead();
+        List<MgmtMessages.ArchiveInfo> archives = new ArrayList<>(state.archives());
+        if (!archives.removeIf(a -> a.archiveId() == archiveId)) {
+            throw new PlinthException(ErrorCode.NOT_FOUND, "no archive " + archiveId);
+        }
+        commit(state.withArchives(archives));
+        return state.archives();
+    }
+
     public synchronized List<AccessKey> accessKeys() {
         lead();
         return state.accessKeys();
@@ -770,6 +818,10 @@ public final class MgmtService implements AutoCloseable {
         dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
         dispatcher.register(CreateAccessKey.class, (context, request, data) -> answer(() -> createAccessKey(request)));
         dispatcher.register(ListAccessKeys.class, (context, request, data) -> answer(() -> new AccessKeyList(accessKeys())));
+        dispatcher.register(MgmtMessages.ListArchives.class, (context, request, data) -> answer(() -> new MgmtMessages.ArchiveList(archives())));
+        dispatcher.register(MgmtMessages.AddArchive.class, (context, request, data) -> answer(() -> new MgmtMessages.ArchiveList(addArchive(request.archive()))));
+        dispatcher.register(MgmtMessages.RemoveArchive.class, (context, request, data) ->
+                answer(() -> new MgmtMessages.ArchiveList(removeArchive(request.archiveId()))));
         dispatcher.register(MgmtMessages.GetEncryptionKey.class, (context, request, data) -> answer(() -> encryptionKey(request.keyId())));
         dispatcher.register(DeleteAccessKey.class, (context, request, data) -> answer(() -> {
             deleteAccessKey(request.accessKeyId());

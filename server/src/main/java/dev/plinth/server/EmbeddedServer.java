@@ -92,9 +92,18 @@ public final class EmbeddedServer implements AutoCloseable {
                     if (!s3Listen.isEmpty()) {
                         GatewayRole.add(server, null, HostPort.parse(s3Listen), directory.resolve("s3-credentials"));
                     }
+                    if (config.get(Settings.SERVER_MOVER)) {
+                        MoverRole.add(server, defaultArchives(directory, config));
+                    }
                 });
         KnownServers.remember(host.rpcAddress(), secretFile);
         return new EmbeddedServer(directory, secretFile, host);
+    }
+
+    /** What server.archives names, else DIR/archive: added as archives 1, 2, ... where mgmt has none yet. */
+    private static List<String> defaultArchives(Path directory, Config config) {
+        String listed = config.get(Settings.SERVER_ARCHIVES).trim();
+        return listed.isEmpty() ? List.of(directory.resolve("archive").toUri().toString()) : List.of(listed.split("\\s+"));
     }
 
     /** The targets there are (those formatted), else t1..tN for N = server.targets. */

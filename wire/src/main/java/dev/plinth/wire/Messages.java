@@ -5,6 +5,7 @@ import dev.plinth.wire.messages.HandshakeMessages.Challenge;
 import dev.plinth.wire.messages.HandshakeMessages.Empty;
 import dev.plinth.wire.messages.HandshakeMessages.Hello;
 import dev.plinth.wire.messages.HandshakeMessages.Welcome;
+import dev.plinth.wire.messages.HsmMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.StorageMessages;
@@ -35,6 +36,9 @@ final class Messages {
         registry.register(28, MgmtMessages.GetJobStats.class, MgmtMessages.JobStatsReply.class);
         registry.register(29, MgmtMessages.ReportUnreachable.class, MgmtMessages.ClusterMap.class);
         registry.register(30, MgmtMessages.GetEncryptionKey.class, MgmtMessages.EncryptionKey.class);
+        registry.register(31, MgmtMessages.ListArchives.class, MgmtMessages.ArchiveList.class);
+        registry.register(32, MgmtMessages.AddArchive.class, MgmtMessages.ArchiveList.class);
+        registry.register(33, MgmtMessages.RemoveArchive.class, MgmtMessages.ArchiveList.class);
 
         registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
         registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);
@@ -79,5 +83,13 @@ final class Messages {
         registry.register(140, MetaMessages.WriteInline.class, Empty.class);
         registry.register(141, MetaMessages.PutWhole.class, MetaMessages.AttributesReply.class);
         registry.register(142, MetaMessages.MakeNode.class, MetaMessages.AttributesReply.class);
+
+        registry.register(150, HsmMessages.GetHsmState.class, HsmMessages.HsmState.class);
+        registry.register(151, HsmMessages.ListActions.class, HsmMessages.ActionList.class);
+        registry.register(152, HsmMessages.SetHsmFlags.class, HsmMessages.HsmState.class);
+        registry.register(153, HsmMessages.RequestAction.class, HsmMessages.HsmState.class);
+        registry.register(154, HsmMessages.TakeActions.class, HsmMessages.ActionList.class);
+        registry.register(155, HsmMessages.ReportProgress.class, HsmMessages.Action.class);
+        registry.register(156, HsmMessages.FinishAction.class, HsmMessages.HsmState.class);
     }
 }

@@ -41,7 +41,7 @@ class CliTest {
         if (!all.getFirst().equals("settings")) {
             all.add(1, "--server=" + cluster.server().rpcAddress());
             all.add(2, "--secret-file=" + cluster.server().secretFile());
-            if (all.get(0).equals("fs") || all.get(0).equals("pool")) {
+            if (List.of("fs", "pool", "hsm", "archive").contains(all.get(0))) {
                 // subcommand verbs: options go after the verb
                 String verb = all.remove(3);
                 all.add(1, verb);
@@ -68,6 +68,39 @@ class CliTest {
             System.setOut(out);
             System.setErr(err);
         }
+    }
+
+    @Test
+    void hsmVerbsAsLustreHasThem() throws Exception {
+        byte[] bytes = new byte[1_500_000];
+        new Random(3).nextBytes(bytes);
+        Path local = directory.resolve("hsm.bin");
+        Files.write(local, bytes);
+        assertThat(plinth("fs", "mkdir", "-p", "/cold/set").exitCode()).isZero();
+        assertThat(plinth("fs", "put", local.toString(), "/cold/set/a.bin").exitCode()).isZero();
+        assertThat(plinth("fs", "put", local.toString(), "/cold/set/b.bin").exitCode()).isZero();
+        assertThat(plinth("archive", "list").out()).contains("default").contains(directory.resolve("data").resolve("archive").toUri().toString());
+        Result archiveDirectory = plinth("hsm", "archive", "/cold/set");
+        assertThat(archiveDirectory.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(archiveDirectory.err()).contains("-R");
+        assertThat(plinth("hsm", "archive", "-R", "/cold/set").exitCode()).isZero();
+        assertThat(plinth("hsm", "state", "/cold/set/a.bin").out()).isEqualTo("/cold/set/a.bin: (0x00000009) exists archived, archive_id:1\n");
+        assertThat(plinth("hsm", "release", "/cold/set/a.bin").exitCode()).isZero();
+        assertThat(plinth("hsm", "state", "/cold/set/a.bin").out())
+                .isEqualTo("/cold/set/a.bin: (0x0000000d) released exists archived, archive_id:1\n");
+        assertThat(plinth("hsm", "state", "--json", "/cold/set/a.bin").out()).contains("\"states\":[\"exists\",\"archived\",\"released\"]")
+                .contains("\"archive_id\":1").contains("\"checksum\":\"crc32c:");
+        assertThat(plinth("hsm", "restore", "/cold/set/a.bin").exitCode()).isZero();
+        Path back = directory.resolve("hsm.back");
+        assertThat(plinth("fs", "get", "/cold/set/a.bin", back.toString()).exitCode()).isZero();
+        assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        assertThat(plinth("hsm", "set", "--norelease", "/cold/set/b.bin").exitCode()).isZero();
+        Result refused = plinth("hsm", "release", "/cold/set/b.bin");
+        assertThat(refused.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(refused.err()).contains("norelease");
+        assertThat(plinth("hsm", "state", "/cold/set/b.bin").out()).contains("never_release");
+        assertThat(plinth("hsm", "queue", "--json").out().trim()).isEqualTo("[]");
+        assertThat(plinth("archive", "add", "--id", "2", "--name", "bad", "ftp://nowhere").exitCode()).isNotZero();
     }
 
     @Test

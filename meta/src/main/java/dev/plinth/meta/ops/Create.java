@@ -36,6 +36,7 @@ public final class Create {
             if (request.openForWrite()) {
                 namespace.check(inode, Namespace.WRITE);
                 OpenClose.refuseIfEncrypted(inode);
+                inode = Hsm.beforeDataChange(namespace, inode);
                 OpenClose.register(namespace, inode.inodeId());
             }
             return new CreateReply(inode.toAttributes(), false);

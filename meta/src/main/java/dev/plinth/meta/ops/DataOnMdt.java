@@ -53,6 +53,7 @@ public final class DataOnMdt {
 
     public static MetaMessages.InlineData read(Namespace namespace, MetaMessages.ReadInline request) {
         InodeRecord inode = namespace.inode(request.inodeId());
+        Hsm.requireResident(namespace, inode);
         if (request.offset() < 0 || request.length() < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "read of " + request.length() + " bytes at " + request.offset());
         }
@@ -68,7 +69,7 @@ public final class DataOnMdt {
      * nothing is stored), if that part is at most {@code bytesMax} long; else null.
      */
     static byte[] mdtPart(Namespace namespace, InodeRecord inode, int bytesMax) {
-        if (!hasPart(inode, bytesMax) || !namespace.allowed(inode, Namespace.READ)) {
+        if (!hasPart(inode, bytesMax) || !namespace.allowed(inode, Namespace.READ) || (Hsm.states(inode) & dev.plinth.wire.messages.HsmMessages.RELEASED) != 0) {
             return null;
         }
         byte[] bytes = new byte[(int) Math.min(inode.sizeBytes(), inode.layout().mdtBytes())];

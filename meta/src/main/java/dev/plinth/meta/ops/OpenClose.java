@@ -26,8 +26,9 @@ public final class OpenClose {
         if (inode.type() == FileType.SYMLINK) {
             throw new PlinthException(ErrorCode.SYMLINK_LOOP, "open of a symbolic link");
         }
-        if (request.write()) {
+        if (request.write() && !Hsm.restoring(namespace, inode)) { // a restore writes back the bytes as they were, ciphertext too
             refuseIfEncrypted(inode);
+            inode = Hsm.beforeDataChange(namespace, inode);
         }
         register(namespace, inode.inodeId());
         return new AttributesReply(inode.toAttributes());

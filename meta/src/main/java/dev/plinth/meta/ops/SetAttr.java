@@ -81,6 +81,7 @@ public final class SetAttr {
             }
             if (request.sizeBytes() != inode.sizeBytes()) {
                 OpenClose.refuseIfEncrypted(inode);
+                updated = updated.withFlags(Hsm.beforeDataChange(namespace, inode).flags());
             }
             if (inode.type() != FileType.FILE) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "truncate of a symlink");

@@ -20,6 +20,9 @@ import java.nio.charset.StandardCharsets;
  *   0x80 inode                    file locks held on it (LockList)
  *   0x81 client inode             the session holds locks on that inode (to release them when it ends)
  *   0x90 inode                    the file's Data-on-MDT bytes, from offset 0 (zeros past their end)
+ *   0xA0 inode                    the file's HSM record (HsmRecord: archive id, archived copy, last error)
+ *   0xA1 inode                    the id of the HSM action queued for the file
+ *   0xA2 priority action          a queued HSM action (HsmMessages.Action); restores sort first
  * </pre>
  */
 public final class MetaKeys {
@@ -36,6 +39,9 @@ public final class MetaKeys {
     public static final byte LOCKS = (byte) 0x80;
     public static final byte LOCKS_BY_SESSION = (byte) 0x81;
     public static final byte MDT_DATA = (byte) 0x90;
+    public static final byte HSM = (byte) 0xA0;
+    public static final byte HSM_ACTION_BY_INODE = (byte) 0xA1;
+    public static final byte HSM_ACTION = (byte) 0xA2;
 
     private MetaKeys() {}
 

@@ -22,13 +22,14 @@ public final class MetaMessages {
     /** A request that changes the namespace: it goes through the Raft log. */
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
-            SetLock, Publish, WriteInline, PutWhole, MakeNode {
+            SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
+            HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
-            GetLock, ReadInline {
+            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions {
         OpHeader header();
     }
 

@@ -200,6 +200,16 @@ public final class MgmtMessages {
 
     public record AccessKeyList(List<AccessKey> keys) {}
 
+    /** An HSM archive (cold tier): a number files name it by, a name, and where it is ({@code file:///DIR} or {@code s3://BUCKET/PREFIX?...}). */
+    public record ArchiveInfo(int archiveId, String name, String uri) {}
+
+    public record ListArchives() {}
+
+    public record AddArchive(ArchiveInfo archive) {}
+
+    public record RemoveArchive(int archiveId) {}
+
+    public record ArchiveList(List<ArchiveInfo> archives) {}
 
     public record DeleteAccessKey(String accessKeyId) {}
 }

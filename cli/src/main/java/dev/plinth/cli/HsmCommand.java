@@ -1,0 +1,441 @@
+package dev.plinth.cli;
+
+import static dev.plinth.wire.messages.HsmMessages.*;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.PlinthException;
+import dev.plinth.hsm.HsmMover;
+import dev.plinth.server.Json;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "hsm", mixinStandardHelpOptions = true,
+        description = {"Hierarchical storage management, as Lustre's lfs hsm_*: files archived to a cold tier, released from the hot one,",
+                "restored on access. Archive, restore and remove are queued for movers (plinth server runs one; plinth hsm agent runs",
+                "more); release is done at once. See `plinth archive` for the archives."},
+        subcommands = {HsmCommand.State.class, HsmCommand.Set.class, HsmCommand.Clear.class, HsmCommand.Archive.class,
+                HsmCommand.Release.class, HsmCommand.Restore.class, HsmCommand.Remove.class, HsmCommand.Cancel.class,
+                HsmCommand.Queue.class, HsmCommand.Agent.class})
+final class HsmCommand {
+    private HsmCommand() {}
+
+    /** A file's HSM fields as `hsm state --json` and `fs stat --json` print them. */
+    static Map<String, Object> describe(String path, HsmState state) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("path", path);
+        List<String> states = new ArrayList<>();
+        int[] bits = {EXISTS, ARCHIVED, RELEASED, DIRTY, LOST};
+        String[] names = {"exists", "archived", "released", "dirty", "lost"};
+        for (int i = 0; i < bits.length; i++) {
+            if ((state.states() & bits[i]) != 0) {
+                states.add(names[i]);
+            }
+        }
+        List<String> flags = new ArrayList<>();
+        if ((state.states() & NOARCHIVE) != 0) {
+            flags.add("noarchive");
+        }
+        if ((state.states() & NORELEASE) != 0) {
+            flags.add("norelease");
+        }
+        out.put("states", states);
+        out.put("flags", flags);
+        out.put("archive_id", state.archiveId());
+        out.put("object_key", state.copy() == null ? null : state.copy().objectKey());
+        out.put("checksum", state.copy() == null ? null : checksum(state.copy()));
+        if (state.action() != null) {
+            out.put("action", kindName(state.action().kind()));
+        }
+        if (state.lastError() != null) {
+            out.put("last_error", state.lastError());
+        }
+        return out;
+    }
+
+    /** The archived copy's checksum: CRC32C of its parts' CRC32C values, with the part count (as S3's composite checksums). */
+    static String checksum(ArchivedCopy copy) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        ByteBuffer parts = ByteBuffer.allocate(4 * copy.partCrcs().size());
+        copy.partCrcs().forEach(parts::putInt);
+        crc.update(parts.flip());
+        return String.format(Locale.ROOT, "crc32c:%08x-%d", crc.getValue(), copy.partCrcs().size());
+    }
+
+    /** `lfs hsm_state` form: {@code PATH: (0x0000000b) exists dirty archived, archive_id:1}. */
+    static String lustreLine(String path, HsmState state) {
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s: (0x%08x)", path, state.states()));
+        lustreWords(state.states()).forEach(word -> line.append(' ').append(word));
+        if (state.archiveId() != 0) {
+            line.append(", archive_id:").append(state.archiveId());
+        }
+        return line.toString();
+    }
+
+    /** The regular files PATHs name, directories walked with {@code recursive} (else refused). */
+    static List<Map.Entry<String, Attributes>> files(PlinthClient plinth, List<String> paths, boolean recursive) {
+        List<Map.Entry<String, Attributes>> files = new ArrayList<>();
+        for (String path : paths) {
+            collect(plinth, path, plinth.stat(path), recursive, files);
+        }
+        return files;
+    }
+
+    private static void collect(PlinthClient plinth, String path, Attributes attributes, boolean recursive,
+                                List<Map.Entry<String, Attributes>> files) {
+        if (attributes.isDirectory()) {
+            if (!recursive) {
+                throw new PlinthException(ErrorCode.IS_A_DIRECTORY, path + " (use -R to act on the files under it)");
+            }
+            for (PlinthClient.Listed listed : plinth.listWithAttributes(path)) {
+                collect(plinth, (path.endsWith("/") ? path : path + "/") + listed.entry().name(), listed.attributes(), true, files);
+            }
+        } else if (attributes.type() == dev.plinth.common.FileType.FILE) {
+            files.add(Map.entry(path, attributes));
+        }
+    }
+
+    @Command(name = "state", mixinStandardHelpOptions = true, description = "Show files' HSM state, as lfs hsm_state does.")
+    static final class State implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "--json", description = "Print an array of {path, states[], flags[], archive_id, object_key, checksum}.")
+        boolean json;
+
+        @Parameters(paramLabel = "PATH", arity = "1..*")
+        List<String> paths;
+
+        @Override
+        public Integer call() {
+            List<Object> described = new ArrayList<>();
+            try (PlinthClient plinth = client.connect()) {
+                for (String path : paths) {
+                    HsmState state = plinth.hsm().state(plinth.stat(path).inodeId());
+                    if (json) {
+                        described.add(describe(path, state));
+                    } else {
+                        System.out.println(lustreLine(path, state));
+                    }
+                }
+            }
+            if (json) {
+                System.out.println(Json.write(described));
+            }
+            return 0;
+        }
+    }
+
+    abstract static class FlagChange implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "--noarchive", description = "Never archive the file.")
+        boolean noarchive;
+        @Option(names = "--norelease", description = "Never release the file.")
+        boolean norelease;
+        @Option(names = "--exists", description = "(root) The archive holds a copy.")
+        boolean exists;
+        @Option(names = "--archived", description = "(root) The copy is complete.")
+        boolean archived;
+        @Option(names = "--dirty", description = "(root) The file changed since it was archived.")
+        boolean dirty;
+        @Option(names = "--lost", description = "(root) The copy is gone.")
+        boolean lost;
+
+        @Parameters(paramLabel = "PATH", arity = "1..*")
+        List<String> paths;
+
+        int bits() {
+            return (noarchive ? NOARCHIVE : 0) | (norelease ? NORELEASE : 0) | (exists ? EXISTS : 0) | (archived ? ARCHIVED : 0)
+                    | (dirty ? DIRTY : 0) | (lost ? LOST : 0);
+        }
+
+        abstract boolean set();
+
+        @Override
+        public Integer call() {
+            if (bits() == 0) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "name a flag: --noarchive, --norelease (root also --exists, --archived, --dirty, --lost)");
+            }
+            try (PlinthClient plinth = client.connect()) {
+                for (String path : paths) {
+                    long inode = plinth.stat(path).inodeId();
+                    plinth.hsm().setFlags(inode, set() ? bits() : 0, set() ? 0 : bits());
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "set", mixinStandardHelpOptions = true, description = "Set HSM flags (lfs hsm_set).")
+    static final class Set extends FlagChange {
+        @Override
+        boolean set() {
+            return true;
+        }
+    }
+
+    @Command(name = "clear", mixinStandardHelpOptions = true, description = "Clear HSM flags (lfs hsm_clear).")
+    static final class Clear extends FlagChange {
+        @Override
+        boolean set() {
+            return false;
+        }
+    }
+
+    /** Asks for one kind of action on every file named, and (unless --no-wait) waits for them with progress. */
+    abstract static class ActionCommand implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "-R", description = "Act on the files under the directories named.")
+        boolean recursive;
+
+        @Parameters(paramLabel = "PATH", arity = "1..*")
+        List<String> paths;
+
+        abstract int kind();
+
+        int archiveId() {
+            return 0;
+        }
+
+        boolean waits() {
+            return true;
+        }
+
+        @Override
+        public Integer call() throws InterruptedException {
+            try (PlinthClient plinth = client.connect()) {
+                Map<Long, String> pending = new LinkedHashMap<>();
+                Map<Long, Long> sizes = new HashMap<>();
+                int failed = 0;
+                for (Map.Entry<String, Attributes> file : files(plinth, paths, recursive)) {
+                    long inode = file.getValue().inodeId();
+                    try {
+                        HsmState state = plinth.hsm().request(inode, kind(), archiveId());
+                        if (state.action() != null) {
+                            pending.put(inode, file.getKey());
+                            sizes.put(inode, file.getValue().sizeBytes());
+                        }
+                    } catch (PlinthException e) {
+                        System.err.println("plinth hsm " + kindName(kind()) + ": " + file.getKey() + ": " + e.getMessage());
+                        failed++;
+                    }
+                }
+                if (waits()) {
+                    failed += await(plinth, pending, sizes);
+                }
+                return failed == 0 ? 0 : Main.EXIT_FAILED;
+            }
+        }
+
+        private int await(PlinthClient plinth, Map<Long, String> pending, Map<Long, Long> sizes) throws InterruptedException {
+            int failed = 0;
+            long total = sizes.values().stream().mapToLong(Long::longValue).sum();
+            long finishedBytes = 0;
+            long shownBytes = 0;
+            try (Progress progress = new Progress(kindName(kind()) + " " + pending.size() + " file(s)", total)) {
+                while (!pending.isEmpty()) {
+                    long running = 0;
+                    for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
+                        Map.Entry<Long, String> file = it.next();
+                        HsmState state = plinth.hsm().state(file.getKey());
+                        if (state.action() != null) {
+                            running += state.action().doneBytes();
+                            continue;
+                        }
+                        it.remove();
+                        finishedBytes += sizes.get(file.getKey());
+                        boolean ok = switch (kind()) {
+                            case ARCHIVE -> (state.states() & ARCHIVED) != 0 && (state.states() & DIRTY) == 0 && state.lastError() == null;
+                            case RESTORE -> (state.states() & RELEASED) == 0;
+                            case REMOVE -> (state.states() & ARCHIVED) == 0;
+                            default -> state.lastError() == null;
+                        };
+                        if (!ok) {
+                            System.err.println("plinth hsm " + kindName(kind()) + ": " + file.getValue() + ": "
+                                    + (state.lastError() == null ? "did not complete" : state.lastError()));
+                            failed++;
+                        }
+                    }
+                    long done = finishedBytes + running;
+                    progress.advance(Math.max(0, done - shownBytes));
+                    shownBytes = Math.max(shownBytes, done);
+                    if (!pending.isEmpty()) {
+                        Thread.sleep(100);
+                    }
+                }
+            }
+            return failed;
+        }
+    }
+
+    @Command(name = "archive", mixinStandardHelpOptions = true, description = "Copy files to an archive (lfs hsm_archive); waits unless --no-wait.")
+    static final class Archive extends ActionCommand {
+        @Option(names = {"-a", "--archive"}, paramLabel = "ID", description = "Archive id (default 1; see `plinth archive list`).")
+        int archive = 1;
+
+        @Option(names = "--no-wait", description = "Queue the archives and return.")
+        boolean noWait;
+
+        @Override
+        int kind() {
+            return ARCHIVE;
+        }
+
+        @Override
+        int archiveId() {
+            return archive;
+        }
+
+        @Override
+        boolean waits() {
+            return !noWait;
+        }
+    }
+
+    @Command(name = "release", mixinStandardHelpOptions = true,
+            description = "Free the hot copy of archived, unchanged, closed files (lfs hsm_release); they are restored when next read.")
+    static final class Release extends ActionCommand {
+        @Override
+        int kind() {
+            return RELEASE;
+        }
+
+        @Override
+        boolean waits() {
+            return false;
+        }
+    }
+
+    @Command(name = "restore", mixinStandardHelpOptions = true, description = "Bring released files back from their archive (lfs hsm_restore).")
+    static final class Restore extends ActionCommand {
+        @Option(names = "--no-wait", description = "Queue the restores and return.")
+        boolean noWait;
+
+        @Override
+        int kind() {
+            return RESTORE;
+        }
+
+        @Override
+        boolean waits() {
+            return !noWait;
+        }
+    }
+
+    @Command(name = "remove", mixinStandardHelpOptions = true, description = "Delete files' archived copies (lfs hsm_remove); not of released files.")
+    static final class Remove extends ActionCommand {
+        @Option(names = "--no-wait", description = "Queue the removals and return.")
+        boolean noWait;
+
+        @Override
+        int kind() {
+            return REMOVE;
+        }
+
+        @Override
+        boolean waits() {
+            return !noWait;
+        }
+    }
+
+    @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Drop the actions queued or running on files (lfs hsm_cancel).")
+    static final class Cancel extends ActionCommand {
+        @Override
+        int kind() {
+            return CANCEL;
+        }
+
+        @Override
+        boolean waits() {
+            return false;
+        }
+    }
+
+    @Command(name = "queue", mixinStandardHelpOptions = true, description = "Show waiting and running HSM actions, restores first.")
+    static final class Queue implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "--json", description = "Print as JSON.")
+        boolean json;
+
+        @Override
+        public Integer call() {
+            List<Map<String, Object>> rows = new ArrayList<>();
+            try (PlinthClient plinth = client.connect()) {
+                long after = 0;
+                for (int page = 0; page < 1000; page++) { // the queue is bounded; so is this listing
+                    ActionList list = plinth.hsm().actions(after, 1000);
+                    for (Action action : list.actions()) {
+                        Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("action_id", action.actionId());
+                        row.put("inode", InodeId.format(action.inodeId()));
+                        row.put("kind", kindName(action.kind()));
+                        row.put("archive_id", action.archiveId());
+                        row.put("status", action.status() == RUNNING ? "running" : "waiting");
+                        row.put("done_bytes", action.doneBytes());
+                        row.put("total_bytes", action.totalBytes());
+                        row.put("attempts", action.attempts());
+                        rows.add(row);
+                        after = action.actionId();
+                    }
+                    if (!list.more()) {
+                        break;
+                    }
+                }
+            }
+            if (json) {
+                System.out.println(Json.write(rows));
+                return 0;
+            }
+            System.out.printf("%-8s %-18s %-8s %-8s %-8s %s%n", "ID", "INODE", "KIND", "ARCHIVE", "STATUS", "PROGRESS");
+            for (Map<String, Object> row : rows) {
+                long total = (Long) row.get("total_bytes");
+                long done = (Long) row.get("done_bytes");
+                System.out.printf("%-8s %-18s %-8s %-8s %-8s %s%n", row.get("action_id"), row.get("inode"), row.get("kind"), row.get("archive_id"),
+                        row.get("status"), total > 0 ? (100 * done / total) + "% of " + dev.plinth.common.Sizes.format(total) : "-");
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "agent", mixinStandardHelpOptions = true,
+            description = {"Run an HSM mover (Lustre's copytool) until stopped: takes archive, restore and remove actions from the cluster",
+                    "and copies bytes to and from the archives, which must be reachable from this node. Acts as root (it holds the",
+                    "cluster secret). plinth server runs one unless server.mover=false."})
+    static final class Agent implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Override
+        public Integer call() throws InterruptedException {
+            CountDownLatch stopped = new CountDownLatch(1);
+            try (PlinthClient plinth = client.connect(client.config(), Credentials.ROOT, "hsm-agent");
+                 HsmMover mover = new HsmMover(plinth, client.config()).start()) {
+                Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
+                System.err.println("plinth hsm agent: moving for " + client.serverAddress() + " (archives: "
+                        + plinth.archives().stream().map(a -> a.archiveId() + "=" + a.uri()).toList() + ")");
+                stopped.await();
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.plinth.client;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.HsmMessages;
+import dev.plinth.wire.messages.HsmMessages.Action;
+import dev.plinth.wire.messages.HsmMessages.ActionList;
+import dev.plinth.wire.messages.HsmMessages.ArchivedCopy;
+import dev.plinth.wire.messages.HsmMessages.HsmState;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * HSM calls: a file's state and flags, asking for actions, and what movers call to take and
+ * finish them ({@link PlinthClient#hsm()}). Also the transparent restore every read path uses:
+ * a released file is restored by asking for it and waiting, one wait per file per client
+ * however many readers need it.
+ */
+public final class HsmAccess {
+    private final PlinthClient client;
+    private final long restoreWaitMillis;
+    private final ConcurrentHashMap<Long, CompletableFuture<Attributes>> restoring = new ConcurrentHashMap<>();
+
+    HsmAccess(PlinthClient client, long restoreWaitMillis) {
+        this.client = client;
+        this.restoreWaitMillis = restoreWaitMillis;
+    }
+
+    public HsmState state(long inodeId) {
+        return client.meta(new HsmMessages.GetHsmState(client.header(), inodeId));
+    }
+
+    public HsmState setFlags(long inodeId, int set, int clear) {
+        return client.meta(new HsmMessages.SetHsmFlags(client.header(), inodeId, set, clear));
+    }
+
+    /** Asks for an action ({@link HsmMessages#ARCHIVE} and the rest); release is done when this returns. */
+    public HsmState request(long inodeId, int kind, int archiveId) {
+        return client.meta(new HsmMessages.RequestAction(client.header(), inodeId, kind, archiveId));
+    }
+
+    /** Queued and running actions, in the order movers take them. */
+    public ActionList actions(long afterActionId, int limit) {
+        return client.meta(new HsmMessages.ListActions(client.header(), afterActionId, limit));
+    }
+
+    // ---- for movers (root)
+
+    public ActionList take(long leaseMillis, int max) {
+        return client.meta(new HsmMessages.TakeActions(client.header(), leaseMillis, max));
+    }
+
+    public Action progress(long actionId, long doneBytes, long totalBytes, long leaseMillis) {
+        return client.meta(new HsmMessages.ReportProgress(client.header(), actionId, doneBytes, totalBytes, leaseMillis));
+    }
+
+    public HsmState finish(long actionId, int result, String error, long readSizeBytes, long readMtimeNanos, ArchivedCopy copy) {
+        return client.meta(new HsmMessages.FinishAction(client.header(), actionId, result, error, readSizeBytes, readMtimeNanos, copy));
+    }
+
+    // ---- transparent restore
+
+    /**
+     * Restores a released file and returns its attributes once it is resident again: asks for the
+     * restore (joining one already queued) and waits for a mover to finish it, up to
+     * hsm.restore-wait-millis. Fails with IO_ERROR when the restore failed or the copy is lost, and
+     * with TIMED_OUT when no mover finished it in time.
+     */
+    public Attributes restore(long inodeId) {
+        CompletableFuture<Attributes> mine = new CompletableFuture<>();
+        CompletableFuture<Attributes> shared = restoring.putIfAbsent(inodeId, mine);
+        if (shared != null) {
+            return join(shared);
+        }
+        try {
+            mine.complete(waitForRestore(inodeId));
+        } catch (RuntimeException e) {
+            mine.completeExceptionally(e);
+        } finally {
+            restoring.remove(inodeId, mine);
+        }
+        return join(mine);
+    }
+
+    private static Attributes join(CompletableFuture<Attributes> restore) {
+        try {
+            return restore.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime : e;
+        }
+    }
+
+    private Attributes waitForRestore(long inodeId) {
+        long deadline = client.clock().nanoTime() + restoreWaitMillis * 1_000_000;
+        HsmState state = request(inodeId, HsmMessages.RESTORE, 0);
+        long pause = 5;
+        while (true) {
+            Attributes attributes = client.getAttr(inodeId);
+            if (!HsmMessages.released(attributes)) {
+                return attributes;
+            }
+            if (state.action() == null || (state.states() & HsmMessages.LOST) != 0) {
+                throw new PlinthException(ErrorCode.IO_ERROR, "restore of inode " + InodeId.format(inodeId) + " failed"
+                        + (state.lastError() == null ? "" : ": " + state.lastError()));
+            }
+            if (client.clock().nanoTime() - deadline > 0) {
+                throw new PlinthException(ErrorCode.TIMED_OUT, "inode " + InodeId.format(inodeId) + " was not restored within "
+                        + restoreWaitMillis + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PlinthException(ErrorCode.INTERRUPTED, "waiting for the restore of inode " + InodeId.format(inodeId));
+            }
+            pause = Math.min(200, pause * 2);
+            state = state(inodeId);
+        }
+    }
+}

@@ -1,0 +1,326 @@
+package dev.plinth.hsm;
+
+import static dev.plinth.wire.messages.HsmMessages.*;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A mover (Lustre's copytool): takes HSM actions from the metadata service, copies bytes between
+ * the file system and the archives, and reports the outcome. Runs inside the embedded server or
+ * as its own process ({@code plinth hsm agent}); any number may run, since an action belongs to
+ * the mover that took it only while that mover reports progress within its lease. The client
+ * must act as root.
+ */
+public final class HsmMover implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HsmMover.class);
+    private static final long IDLE_POLL_MILLIS_MAX = 250;
+
+    private final PlinthClient client;
+    private final ArchiveCatalog archives;
+    private final long leaseMillis;
+    private final int partBytes;
+    private final int partParallelism;
+    private final int actionsMax;
+    private final Semaphore slots;
+    private final ExecutorService workers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hsm-action-", 0).factory());
+    private final Set<Long> running = ConcurrentHashMap.newKeySet();
+    private final Thread poller;
+    private final AtomicLong actionsDone = new AtomicLong();
+    private final io.prometheus.metrics.core.metrics.Counter actionsCounted;
+    private final io.prometheus.metrics.core.metrics.Counter bytesCounted;
+    private final io.prometheus.metrics.core.metrics.Histogram restoreSeconds;
+    private volatile boolean closed;
+
+    /** Restores take from a second to many minutes: wider buckets than the RPC latencies'. */
+    private static final double[] RESTORE_SECONDS_BUCKETS = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800};
+
+    public HsmMover(PlinthClient client, Config config) {
+        this(client, config, dev.plinth.wire.Metrics.unexposed());
+    }
+
+    /** As above, counting actions, bytes and restore latency into {@code registry}. */
+    public HsmMover(PlinthClient client, Config config, io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        this.actionsCounted = dev.plinth.wire.Metrics.counter(registry, "plinth_hsm_actions",
+                "HSM actions this mover ended, by kind (archive, restore, remove) and result (succeeded, failed, lost).", "kind", "result");
+        this.bytesCounted = dev.plinth.wire.Metrics.counter(registry, "plinth_hsm_bytes",
+                "Bytes this mover copied to (archive) or from (restore) archives.", "kind");
+        this.restoreSeconds = io.prometheus.metrics.core.metrics.Histogram.builder().name("plinth_hsm_restore_duration_seconds")
+                .help("Time from a restore's request to its end, as this mover finished it (what a reader of a released file waits).")
+                .classicOnly().classicUpperBounds(RESTORE_SECONDS_BUCKETS).register(registry);
+        this.client = client;
+        this.archives = new ArchiveCatalog(client, config.get(Settings.HSM_ARCHIVE_RETRY_MILLIS));
+        this.leaseMillis = config.get(Settings.HSM_ACTION_LEASE_MILLIS);
+        this.partBytes = (int) Math.min(1L << 30, Math.max(64 << 10, config.get(Settings.HSM_PART_BYTES)));
+        this.partParallelism = Math.max(1, config.get(Settings.HSM_PART_PARALLELISM));
+        this.actionsMax = Math.max(1, config.get(Settings.HSM_MOVER_ACTIONS));
+        this.slots = new Semaphore(actionsMax);
+        this.poller = Thread.ofPlatform().name("hsm-mover").daemon().unstarted(this::pollLoop);
+    }
+
+    public HsmMover start() {
+        poller.start();
+        return this;
+    }
+
+    /** Actions this mover finished, whatever their result. */
+    public long actionsDone() {
+        return actionsDone.get();
+    }
+
+    private void pollLoop() {
+        long pause = 5;
+        while (!closed) {
+            try {
+                if (slots.availablePermits() > 0 && anythingToTake()) {
+                    int free = slots.availablePermits();
+                    ActionList taken = client.hsm().take(leaseMillis, free);
+                    for (Action action : taken.actions()) {
+                        slots.acquireUninterruptibly();
+                        running.add(action.actionId());
+                        workers.execute(() -> {
+                            try {
+                                run(action);
+                            } finally {
+                                running.remove(action.actionId());
+                                slots.release();
+                                actionsDone.incrementAndGet();
+                            }
+                        });
+                    }
+                    if (!taken.actions().isEmpty()) {
+                        pause = 5;
+                        continue;
+                    }
+                }
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    LOG.warn("HSM mover: {}", e.toString());
+                }
+                pause = IDLE_POLL_MILLIS_MAX;
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                return;
+            }
+            pause = Math.min(IDLE_POLL_MILLIS_MAX, pause * 2);
+        }
+    }
+
+    /** A read first: taking is a logged change, not to be made every poll of an idle queue. */
+    private boolean anythingToTake() {
+        long now = System.currentTimeMillis() * 1_000_000;
+        for (Action action : client.hsm().actions(0, 64).actions()) {
+            if (!running.contains(action.actionId()) && (action.status() == WAITING || action.leaseUntilNanos() < now)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void run(Action action) {
+        try {
+            switch (action.kind()) {
+                case ARCHIVE -> archive(action);
+                case RESTORE -> restore(action);
+                case REMOVE -> remove(action);
+                default -> finish(action, FAILED, "this mover does not know action kind " + action.kind(), 0, 0, null);
+            }
+        } catch (ActionLost e) {
+            LOG.info("HSM {} of {} was cancelled or taken over", kindName(action.kind()), InodeId.format(action.inodeId()));
+        } catch (ObjectStore.ObjectMissingException e) {
+            finish(action, COPY_LOST, e.getMessage(), 0, 0, null);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("HSM {} of {} failed: {}", kindName(action.kind()), InodeId.format(action.inodeId()), e.toString());
+            finish(action, FAILED, e.getMessage() == null ? e.toString() : e.getMessage(), 0, 0, null);
+        }
+    }
+
+    private void archive(Action action) throws IOException {
+        Attributes attributes = client.getAttr(action.inodeId());
+        ObjectStore store = archives.store(action.archiveId());
+        String key = InodeId.format(action.inodeId()) + "/" + UUID.randomUUID();
+        Progress progress = new Progress(action, attributes.sizeBytes());
+        ObjectStore.Put put;
+        // the bytes as stored: an encrypted file goes to the archive encrypted, and comes back so
+        try (PlinthFile file = client.objects().openStored(action.inodeId())) {
+            put = store.put(key, (offset, length) -> read(file, offset, length), attributes.sizeBytes(), partBytes, partParallelism,
+                    progress::add);
+        }
+        ArchivedCopy copy = new ArchivedCopy(action.archiveId(), key, put.stored().sizeBytes(), attributes.mtimeNanos(), put.stored().version(),
+                put.partBytes(), put.partCrcs(), System.currentTimeMillis() * 1_000_000);
+        HsmState state;
+        try {
+            state = client.hsm().finish(action.actionId(), SUCCEEDED, null, attributes.sizeBytes(), attributes.mtimeNanos(), copy);
+            count(action, SUCCEEDED);
+            bytesCounted.labelValues("archive").inc(put.stored().sizeBytes());
+        } catch (PlinthException e) {
+            deleteQuietly(store, key); // the file changed while it was copied, or the action ended: this copy belongs to nothing
+            throw e;
+        }
+        ArchivedCopy superseded = state.supersededCopy();
+        if (superseded != null) {
+            try {
+                archives.store(superseded.archiveId()).delete(superseded.objectKey());
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("removing the superseded copy {} failed: {}", superseded.objectKey(), e.toString());
+            }
+        }
+    }
+
+    private void restore(Action action) throws IOException {
+        HsmState state = client.hsm().state(action.inodeId());
+        ArchivedCopy copy = state.copy();
+        if (copy == null) {
+            finish(action, COPY_LOST, "the file has no archived copy", 0, 0, null);
+            return;
+        }
+        Attributes attributes = client.getAttr(action.inodeId());
+        ObjectStore store = archives.store(copy.archiveId());
+        ObjectStore.Stored stored = store.head(copy.objectKey());
+        if (stored == null) {
+            throw new ObjectStore.ObjectMissingException("object " + copy.objectKey() + " is missing from " + store.describe());
+        }
+        if (stored.sizeBytes() != copy.sizeBytes()) {
+            finish(action, COPY_LOST, "object " + copy.objectKey() + " in " + store.describe() + " holds " + stored.sizeBytes()
+                    + " bytes, not the " + copy.sizeBytes() + " archived", 0, 0, null);
+            return;
+        }
+        Progress progress = new Progress(action, copy.sizeBytes());
+        try (PlinthFile file = client.openToRestore(action.inodeId())) {
+            int parts = copy.partCrcs().size();
+            for (int part = 0; part < parts; part++) {
+                long offset = (long) part * copy.partBytes();
+                int length = (int) Math.min(copy.partBytes(), copy.sizeBytes() - offset);
+                ByteBuffer bytes = store.read(copy.objectKey(), offset, length);
+                if (bytes.remaining() != length || Parts.crc32c(bytes) != copy.partCrcs().get(part)) {
+                    finish(action, COPY_LOST, "part " + (part + 1) + " of object " + copy.objectKey() + " in " + store.describe()
+                            + " does not match its checksum", 0, 0, null);
+                    return;
+                }
+                while (bytes.hasRemaining()) {
+                    file.write(offset + bytes.position(), bytes);
+                }
+                progress.add(length);
+            }
+            file.fsync();
+        }
+        bytesCounted.labelValues("restore").inc(copy.sizeBytes());
+        finish(action, SUCCEEDED, null, copy.sizeBytes(), attributes.mtimeNanos(), null);
+    }
+
+    private void remove(Action action) throws IOException {
+        ArchivedCopy copy = client.hsm().state(action.inodeId()).copy();
+        if (copy != null) {
+            archives.store(copy.archiveId()).delete(copy.objectKey());
+        }
+        finish(action, SUCCEEDED, null, 0, 0, null);
+    }
+
+    private void finish(Action action, int result, String error, long size, long mtime, ArchivedCopy copy) {
+        count(action, result);
+        try {
+            client.hsm().finish(action.actionId(), result, error, size, mtime, copy);
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NOT_FOUND) {
+                LOG.warn("reporting the end of HSM action {} failed: {}", action.actionId(), e.toString());
+            }
+        }
+    }
+
+    private void count(Action action, int result) {
+        actionsCounted.labelValues(kindName(action.kind()), result == SUCCEEDED ? "succeeded" : result == COPY_LOST ? "lost" : "failed").inc();
+        if (action.kind() == RESTORE) {
+            restoreSeconds.observe(Math.max(0, System.currentTimeMillis() * 1_000_000 - action.enqueuedNanos()) / 1e9);
+        }
+    }
+
+    private static ByteBuffer read(PlinthFile file, long offset, int length) {
+        ByteBuffer bytes = ByteBuffer.allocate(length);
+        while (bytes.hasRemaining()) {
+            int read = file.read(offset + bytes.position(), bytes);
+            if (read <= 0) {
+                throw new PlinthException(ErrorCode.IO_ERROR, "the file ended at " + (offset + bytes.position()) + " while it was archived");
+            }
+        }
+        return bytes.flip();
+    }
+
+    private static void deleteQuietly(ObjectStore store, String key) {
+        try {
+            store.delete(key);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("removing the unused copy {} failed: {}", key, e.toString());
+        }
+    }
+
+    /** Counts bytes moved and reports them (keeping the action's lease) every quarter lease. */
+    private final class Progress {
+        private final Action action;
+        private final long totalBytes;
+        private final AtomicLong done = new AtomicLong();
+        private volatile long reportedAtMillis = System.currentTimeMillis();
+
+        Progress(Action action, long totalBytes) {
+            this.action = action;
+            this.totalBytes = totalBytes;
+        }
+
+        void add(long bytes) {
+            long total = done.addAndGet(bytes);
+            long now = System.currentTimeMillis();
+            if (now - reportedAtMillis >= Math.max(100, Math.min(1000, leaseMillis / 4)) || closed) {
+                reportedAtMillis = now;
+                if (closed) {
+                    throw new ActionLost();
+                }
+                try {
+                    client.hsm().progress(action.actionId(), total, totalBytes, leaseMillis);
+                } catch (PlinthException e) {
+                    if (e.code() == ErrorCode.NOT_FOUND) {
+                        throw new ActionLost();
+                    }
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** The action was cancelled or handed to another mover: stop working on it. */
+    private static final class ActionLost extends RuntimeException {
+        ActionLost() {
+            super(null, null, false, false);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        poller.interrupt();
+        try {
+            poller.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        workers.shutdownNow();
+        archives.close();
+    }
+}

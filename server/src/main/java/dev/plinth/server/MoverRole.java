@@ -1,0 +1,68 @@
+package dev.plinth.server;
+
+import dev.plinth.client.ClientOptions;
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.hsm.ArchiveUri;
+import dev.plinth.hsm.HsmMover;
+import dev.plinth.wire.messages.MgmtMessages.ArchiveInfo;
+import java.util.List;
+
+/**
+ * An HSM mover over a native client of the host's own listener ({@code plinth server}) or of a
+ * cluster elsewhere ({@code plinth hsm agent}). {@code defaultArchives}: URIs added as archives
+ * 1, 2, ... where the cluster has none yet (the embedded server's first start).
+ */
+public final class MoverRole implements Role {
+    private final List<String> defaultArchives;
+    private PlinthClient client;
+    private HsmMover mover;
+
+    private MoverRole(List<String> defaultArchives) {
+        this.defaultArchives = List.copyOf(defaultArchives);
+    }
+
+    public static MoverRole add(ProcessHost host, List<String> defaultArchives) {
+        defaultArchives.forEach(ArchiveUri::parse); // a bad URI stops the start, with its reason
+        return host.add(new MoverRole(defaultArchives));
+    }
+
+    @Override
+    public void start(ProcessHost host) {
+        client = PlinthClient.connect(new ClientOptions(host.rpcAddress(), host.secret(), Credentials.ROOT, host.config(), "hsm-mover")
+                .withClock(host.clock()));
+        if (client.archives().isEmpty()) {
+            for (int i = 0; i < defaultArchives.size(); i++) {
+                try {
+                    client.addArchive(new ArchiveInfo(i + 1, i == 0 ? "default" : "archive-" + (i + 1), defaultArchives.get(i)));
+                } catch (PlinthException e) {
+                    if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                        throw e;
+                    }
+                }
+            }
+        }
+        mover = new HsmMover(client, host.config(), host.metrics()).start();
+    }
+
+    @Override
+    public boolean ready() {
+        return mover != null;
+    }
+
+    public HsmMover mover() {
+        return mover;
+    }
+
+    @Override
+    public void close() {
+        if (mover != null) {
+            mover.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+    }
+}
