@@ -27,7 +27,7 @@
 #   single pass took 0.15-0.4 s and caught the JVMs still compiling: a fresh gateway's CPU per small GET fell from
 #   0.17 to 0.09 ms over its first ~70,000 GETs, design note 66; a lean PUT round PUTs as many new objects)
 # Needs root (to drop the page cache before reads), curl >= 7.75, iperf3, gcc, python3-boto3 (to presign), and Maven Central once
-# (bench/s3proxy/pom.xml gathers s3proxy's jars).
+# (peers/s3proxy/pom.xml gathers s3proxy's jars).
 set -eu
 . "$(dirname "$0")/need.sh"; need curl iperf3 gcc python3
 # boto3 presigns the lean client's URLs near the end of a run: missing, say so now, as need does
@@ -51,7 +51,7 @@ rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys
 # ---- servers
 "$HERE/bin/plinth" --version >/dev/null   # builds on first use
 JAVA=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-[ -d "$HERE/bench/s3proxy/target/lib" ] || (cd "$HERE" && ./mvnw -q -f bench/s3proxy/pom.xml package)
+[ -d "$HERE/peers/s3proxy/target/lib" ] || (cd "$HERE" && ./mvnw -q -pl peers/s3proxy package)
 PLINTH_JAVA_OPTS="$HEAP" "$HERE/bin/plinth" server --data "$BASE/plinth" --listen 127.0.0.1:7290 --http 127.0.0.1:7291 \
   --s3 127.0.0.1:9290 > "$BASE/plinth.log" 2>&1 & PLINTH_PID=$!
 cat > "$BASE/s3proxy/s3proxy.conf" <<CONF
@@ -62,7 +62,7 @@ s3proxy.credential=bench-secret-key
 jclouds.provider=filesystem-nio2
 jclouds.filesystem.basedir=$BASE/s3proxy/data
 CONF
-"$JAVA/bin/java" $HEAP -Dlogback.configurationFile="$HERE/bench/s3proxy/logback.xml" -cp "$HERE/bench/s3proxy/target/lib/*" \
+"$JAVA/bin/java" $HEAP -Dlogback.configurationFile="$HERE/peers/s3proxy/logback.xml" -cp "$HERE/peers/s3proxy/target/lib/*" \
   org.gaul.s3proxy.Main --properties "$BASE/s3proxy/s3proxy.conf" > "$BASE/s3proxy.log" 2>&1 & S3PROXY_PID=$!
 gcc -O2 -pthread -o "$BASE/work/ceiling" "$HERE/bench/s3-ceiling/ceiling.c"
 "$BASE/work/ceiling" 9292 "$BASE/ceiling" > "$BASE/ceiling.log" 2>&1 & CEILING_PID=$!

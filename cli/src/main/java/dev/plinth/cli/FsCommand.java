@@ -256,10 +256,34 @@ final class FsCommand {
         @Parameters(paramLabel = "PATH")
         String path;
 
+        @Option(names = "--json", description = "Print as JSON, with a regular file's HSM fields (as plinth hsm state --json).")
+        boolean json;
+
         @Override
         public Integer call() {
             try (PlinthClient plinth = client.connect()) {
                 Attributes attributes = plinth.lstat(path);
+                if (json) {
+                    java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+                    out.put("path", path);
+                    out.put("inode", String.format("%016x", attributes.inodeId()));
+                    out.put("type", attributes.type().name().toLowerCase(java.util.Locale.ROOT));
+                    out.put("size", attributes.sizeBytes());
+                    out.put("mode", String.format("%04o", attributes.mode() & 07777));
+                    out.put("links", attributes.linkCount());
+                    out.put("uid", attributes.uid());
+                    out.put("gid", attributes.gid());
+                    out.put("atime", Instant.ofEpochSecond(0, attributes.atimeNanos()).toString());
+                    out.put("mtime", Instant.ofEpochSecond(0, attributes.mtimeNanos()).toString());
+                    out.put("ctime", Instant.ofEpochSecond(0, attributes.ctimeNanos()).toString());
+                    if (attributes.type() == dev.plinth.common.FileType.FILE) {
+                        java.util.Map<String, Object> hsm = HsmCommand.describe(path, plinth.hsm().state(attributes.inodeId()));
+                        hsm.remove("path");
+                        out.put("hsm", hsm);
+                    }
+                    System.out.println(dev.plinth.server.Json.write(out));
+                    return 0;
+                }
                 System.out.printf("  path: %s%n", path);
                 System.out.printf(" inode: %016x%n", attributes.inodeId());
                 System.out.printf("  type: %s%n", attributes.type().name().toLowerCase(java.util.Locale.ROOT));

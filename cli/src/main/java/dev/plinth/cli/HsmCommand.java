@@ -30,7 +30,7 @@ import picocli.CommandLine.Parameters;
                 "more); release is done at once. See `plinth archive` for the archives."},
         subcommands = {HsmCommand.State.class, HsmCommand.Set.class, HsmCommand.Clear.class, HsmCommand.Archive.class,
                 HsmCommand.Release.class, HsmCommand.Restore.class, HsmCommand.Remove.class, HsmCommand.Cancel.class,
-                HsmCommand.Queue.class, HsmCommand.Agent.class})
+                HsmCommand.Queue.class, HsmCommand.Policy.class, HsmCommand.Agent.class})
 final class HsmCommand {
     private HsmCommand() {}
 
@@ -417,6 +417,75 @@ final class HsmCommand {
         }
     }
 
+    @Command(name = "policy", mixinStandardHelpOptions = true,
+            description = {"Rules that archive and release files by age, size and place (grammar in docs/hsm.md), e.g.",
+                    "  archive, release when atime > 30d and size >= 1MiB under /datasets",
+                    "A mover runs them every hsm.policy-interval-millis when hsm.policy-file is set."},
+            subcommands = {PolicyRunCommand.class, PolicyCheck.class})
+    static final class Policy {}
+
+    @Command(name = "run", mixinStandardHelpOptions = true, description = "Evaluate the rules now and report what was (or would be) done.")
+    static final class PolicyRunCommand implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+
+        @Option(names = "--rules", paramLabel = "FILE", description = "Rules file (default: the setting hsm.policy-file).")
+        String rules;
+
+        @Option(names = "--dry-run", description = "Ask for nothing: only report what would be asked for.")
+        boolean dryRun;
+
+        @Option(names = "--json", description = "Print the report as JSON.")
+        boolean json;
+
+        @Override
+        public Integer call() throws Exception {
+            String file = rules != null ? rules : client.config().get(dev.plinth.common.Settings.HSM_POLICY_FILE);
+            if (file.isEmpty()) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "name the rules: --rules FILE, or the setting hsm.policy-file");
+            }
+            dev.plinth.hsm.PolicyRules parsed = dev.plinth.hsm.PolicyRules.parse(java.nio.file.Files.readString(java.nio.file.Path.of(file)));
+            List<dev.plinth.hsm.PolicyRun.RuleReport> reports;
+            try (PlinthClient plinth = client.connect(client.config(), Credentials.ROOT, "hsm-policy")) {
+                reports = new dev.plinth.hsm.PolicyRun(plinth, dryRun, client.config().get(dev.plinth.common.Settings.HSM_POLICY_SCAN_RATE))
+                        .run(parsed);
+            }
+            if (json) {
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("dry_run", dryRun);
+                out.put("rules", reports.stream().map(dev.plinth.hsm.PolicyRun.RuleReport::toMap).toList());
+                System.out.println(Json.write(out));
+                return 0;
+            }
+            for (dev.plinth.hsm.PolicyRun.RuleReport report : reports) {
+                System.out.println("line " + report.line + ": " + report.rule);
+                System.out.println("  scanned " + report.scannedFiles + " files, matched " + report.matchedFiles + " ("
+                        + dev.plinth.common.Sizes.format(report.matchedBytes) + ")");
+                report.actions.forEach((action, counts) -> System.out.println("  " + action + (dryRun ? " (would ask)" : " asked") + ": "
+                        + counts[0] + " files, " + dev.plinth.common.Sizes.format(counts[1])));
+                report.skipped.forEach((reason, count) -> System.out.println("  skipped, " + reason + ": " + count));
+                report.errors.forEach(error -> System.out.println("  error: " + error));
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "check", mixinStandardHelpOptions = true, description = "Parse a rules file and print its rules, or the first error with its line.")
+    static final class PolicyCheck implements Callable<Integer> {
+        @Parameters(index = "0", paramLabel = "FILE")
+        String file;
+
+        @Override
+        public Integer call() throws Exception {
+            dev.plinth.hsm.PolicyRules parsed = dev.plinth.hsm.PolicyRules.parse(java.nio.file.Files.readString(java.nio.file.Path.of(file)));
+            for (dev.plinth.hsm.PolicyRules.Rule rule : parsed.rules()) {
+                System.out.println("line " + rule.line() + ": " + rule.text());
+            }
+            System.out.println(parsed.rules().size() + " rule(s)");
+            return 0;
+        }
+    }
+
     @Command(name = "agent", mixinStandardHelpOptions = true,
             description = {"Run an HSM mover (Lustre's copytool) until stopped: takes archive, restore and remove actions from the cluster",
                     "and copies bytes to and from the archives, which must be reachable from this node. Acts as root (it holds the",
@@ -430,10 +499,14 @@ final class HsmCommand {
             CountDownLatch stopped = new CountDownLatch(1);
             try (PlinthClient plinth = client.connect(client.config(), Credentials.ROOT, "hsm-agent");
                  HsmMover mover = new HsmMover(plinth, client.config()).start()) {
+                dev.plinth.hsm.PolicySchedule policies = dev.plinth.hsm.PolicySchedule.startIfConfigured(plinth, client.config());
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
                 System.err.println("plinth hsm agent: moving for " + client.serverAddress() + " (archives: "
                         + plinth.archives().stream().map(a -> a.archiveId() + "=" + a.uri()).toList() + ")");
                 stopped.await();
+                if (policies != null) {
+                    policies.close();
+                }
             }
             return 0;
         }

@@ -60,12 +60,21 @@ public final class HsmAccess {
         return client.meta(new HsmMessages.FinishAction(client.header(), actionId, result, error, readSizeBytes, readMtimeNanos, copy));
     }
 
+    /** Archived copies of removed files, a page at a time. */
+    public HsmMessages.RemovedCopies removedCopies(long afterInodeId, int limit) {
+        return client.meta(new HsmMessages.ListRemovedCopies(client.header(), afterInodeId, limit));
+    }
+
+    public void forgetRemovedCopies(java.util.List<Long> inodeIds) {
+        client.meta(new HsmMessages.ForgetRemovedCopies(client.header(), inodeIds));
+    }
+
     // ---- transparent restore
 
     /**
      * Restores a released file and returns its attributes once it is resident again: asks for the
      * restore (joining one already queued) and waits for a mover to finish it, up to
-     * hsm.restore-wait-millis. Fails with IO_ERROR when the restore failed or the copy is lost, and
+     * hsm.restore-wait-millis. Fails with ARCHIVE_UNREADABLE (EIO) when the restore failed or the copy is lost, and
      * with TIMED_OUT when no mover finished it in time.
      */
     public Attributes restore(long inodeId) {
@@ -102,7 +111,7 @@ public final class HsmAccess {
                 return attributes;
             }
             if (state.action() == null || (state.states() & HsmMessages.LOST) != 0) {
-                throw new PlinthException(ErrorCode.IO_ERROR, "restore of inode " + InodeId.format(inodeId) + " failed"
+                throw new PlinthException(ErrorCode.ARCHIVE_UNREADABLE, "restore of inode " + InodeId.format(inodeId) + " failed"
                         + (state.lastError() == null ? "" : ": " + state.lastError()));
             }
             if (client.clock().nanoTime() - deadline > 0) {

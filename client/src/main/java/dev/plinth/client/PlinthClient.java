@@ -106,6 +106,7 @@ public final class PlinthClient implements AutoCloseable {
         long period = Math.max(100, session.leaseMillis() / 3);
         renewer.scheduleWithFixedDelay(this::renewSession, period, period, TimeUnit.MILLISECONDS);
         renewer.scheduleWithFixedDelay(this::reportJobStats, JOB_REPORT_MILLIS, JOB_REPORT_MILLIS, TimeUnit.MILLISECONDS);
+        renewer.scheduleWithFixedDelay(this::flushAtimes, ATIME_FLUSH_MILLIS, ATIME_FLUSH_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     public static PlinthClient connect(ClientOptions options) {
@@ -272,6 +273,48 @@ public final class PlinthClient implements AutoCloseable {
      * Renews this client's session. A metadata service that stays away is reported when renewals
      * start failing and then once a minute, not at every try; its return is reported too.
      */
+    // ---- atime, as relatime keeps it
+
+    private static final long ATIME_FLUSH_MILLIS = 1000;
+    /** Reads noted and not yet sent; past this many, more are dropped until the next flush (atime is advisory). */
+    private static final int ATIMES_PENDING_MAX = 16_384;
+    private final java.util.Set<Long> atimesPending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A handle read its file: where relatime would move its atime (by what the handle knows), the
+     * file goes into the next batch. Reads themselves never wait for a metadata change.
+     */
+    void noteRead(Attributes attributes) {
+        long now = clock().instant().getEpochSecond() * 1_000_000_000L + clock().instant().getNano();
+        boolean due = attributes.atimeNanos() <= attributes.mtimeNanos() || attributes.atimeNanos() <= attributes.ctimeNanos()
+                || now - attributes.atimeNanos() >= MetaMessages.RELATIME_MAX_AGE_NANOS;
+        if (due && atimesPending.size() < ATIMES_PENDING_MAX) {
+            atimesPending.add(attributes.inodeId());
+        }
+    }
+
+    private void flushAtimes() {
+        if (atimesPending.isEmpty()) {
+            return;
+        }
+        java.util.Map<Integer, List<Long>> byMdt = new java.util.TreeMap<>();
+        for (java.util.Iterator<Long> it = atimesPending.iterator(); it.hasNext(); ) {
+            long inodeId = it.next();
+            it.remove();
+            byMdt.computeIfAbsent(InodeId.mdtIndex(inodeId), m -> new ArrayList<>()).add(inodeId);
+        }
+        for (List<Long> inodes : byMdt.values()) {
+            try {
+                for (int from = 0; from < inodes.size(); from += 4096) {
+                    MetaMessages.TouchAtimes touch = new MetaMessages.TouchAtimes(header(), inodes.subList(from, Math.min(inodes.size(), from + 4096)));
+                    mdt(InodeId.mdtIndex(inodes.get(0))).request(touch);
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("atime updates dropped: {}", e.toString()); // advisory: the next read of those files notes them again
+            }
+        }
+    }
+
     private void renewSession() {
         try {
             server().request(new MetaMessages.RenewSession(header()));

@@ -92,6 +92,8 @@ public final class PlinthFile implements AutoCloseable {
     private record InflightWrite(long start, long end, CompletableFuture<Void> done) {}
 
     private final String jobId;
+    /** Whether this handle told the client it read the file (once per handle: atime moves at most once a flush anyway). */
+    private boolean readNoted;
 
     PlinthFile(PlinthClient client, Attributes attributes, boolean writable) {
         this(client, attributes, writable, true);
@@ -460,6 +462,10 @@ public final class PlinthFile implements AutoCloseable {
         int length = (int) Math.min(maxLength, sizeBytes - offset);
         if (length == 0) {
             return 0;
+        }
+        if (!readNoted) {
+            readNoted = true;
+            client.noteRead(attributes);
         }
         client.jobStats().read(jobId, length);
         int inlineLength = inlineLength(offset, length);

@@ -50,7 +50,9 @@ public enum ErrorCode {
     /** A change conditional on what a name held found it holding something else (S3's If-Match lost a race). */
     CHANGED(38, 116, false, "the entry changed since it was read"),
     /** The file's bytes are only in its archive (HSM released): clients restore it, then try again. */
-    RELEASED(39, 61, false, "the file's data is in the archive and must be restored first");
+    RELEASED(39, 61, false, "the file's data is in the archive and must be restored first"),
+    /** A released file whose restore failed: its archived copy is missing or damaged, or the archive cannot be read. EIO to applications. */
+    ARCHIVE_UNREADABLE(40, 5, false, "the file's archived copy cannot be read back");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

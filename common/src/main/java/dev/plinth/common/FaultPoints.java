@@ -12,10 +12,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * or by an in-process test with {@link #set} and {@link #clear}. Thread-safe.
  *
  * <p>The points: {@code storage.register-delay-millis} (a storage node waits this long after its
- * listener opened before it registers with mgmt).
+ * listener opened before it registers with mgmt); {@code hsm.part-delay-millis} (a mover waits
+ * this long after each part it archived or restored, so a test can kill it mid-copy).
  */
 public final class FaultPoints {
     public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
+    public static final String HSM_PART_DELAY_MILLIS = "hsm.part-delay-millis";
 
     private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
 

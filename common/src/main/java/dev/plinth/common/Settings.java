@@ -178,6 +178,15 @@ public final class Settings {
                     + "s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&credentials=FILE); empty: archive 1 is DIR/archive.");
     public static final Setting<Boolean> SERVER_MOVER = Setting.ofBoolean("server.mover", true,
             "Whether plinth server runs an HSM mover (archives, restores); off where movers run as plinth hsm agent elsewhere.");
+    public static final Setting<String> HSM_POLICY_FILE = Setting.ofString("hsm.policy-file", "",
+            "HSM policy rules (docs/hsm.md) a mover evaluates every hsm.policy-interval-millis; empty: none. Set it for one mover only.");
+    public static final Setting<Long> HSM_POLICY_INTERVAL_MILLIS = Setting.ofLong("hsm.policy-interval-millis", 3_600_000, "milliseconds",
+            "How often the rules in hsm.policy-file are evaluated.");
+    public static final Setting<Long> HSM_POLICY_SCAN_RATE = Setting.ofLong("hsm.policy-scan-rate", 20_000, "entries/second",
+            "Directory entries a policy run reads a second at most, so that a scan of millions of files does not hold the metadata service.");
+    public static final Setting<Long> HSM_REMOVED_COPY_GRACE_MILLIS = Setting.ofLong("hsm.removed-copy-grace-millis", 7L * 86_400_000,
+            "milliseconds", "How long the archived copy of a removed file stays in its archive before a mover deletes it; 0 keeps copies "
+                    + "for good. Give every mover the same value.");
     public static final Setting<Long> HSM_RESTORE_WAIT_MILLIS = Setting.ofLong("hsm.restore-wait-millis", 600_000, "milliseconds",
             "How long a read of a released file waits for its restore before it fails (EIO; S3: 503 SlowDown).");
     public static final Setting<Long> HSM_ARCHIVE_RETRY_MILLIS = Setting.ofLong("hsm.archive-retry-millis", 60_000, "milliseconds",

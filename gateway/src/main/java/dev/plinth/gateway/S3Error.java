@@ -48,7 +48,9 @@ enum S3Error {
     AUTHORIZATION_QUERY_MALFORMED("AuthorizationQueryParametersError", 400),
     /** Not S3's: a key whose path crosses an existing file, or an object where a directory is (the namespace is a tree). */
     OBJECT_PATH_CONFLICT("XPlinthObjectPathConflict", 409),
-    NO_SPACE("XPlinthNoSpace", 507);
+    NO_SPACE("XPlinthNoSpace", 507),
+    /** The object was released to an archive and its archived copy cannot be read back (missing or damaged): see plinth hsm state. */
+    ARCHIVE_UNREADABLE("XPlinthArchivedCopyUnreadable", 500);
 
     private final String code;
     private final int httpStatus;
@@ -79,6 +81,7 @@ enum S3Error {
             case TIMED_OUT, UNAVAILABLE, NOT_LEADER, BUSY, INTERRUPTED, WOULD_BLOCK, NOT_READY -> SERVICE_UNAVAILABLE;
             case NOT_SUPPORTED -> NOT_IMPLEMENTED;
             case CHANGED -> PRECONDITION_FAILED;
+            case ARCHIVE_UNREADABLE -> ARCHIVE_UNREADABLE;
             default -> INTERNAL_ERROR;
         };
     }

@@ -20,15 +20,19 @@ import java.util.function.LongConsumer;
 /**
  * An archive in a local directory (the embedded default): an object is a file under the
  * directory, named by its key. A put writes a temporary file beside it, forces it to disk and
- * renames it into place, so a crash leaves either the whole object or none (temporaries are
- * removed by the next put of the key, and by {@link #removeTemporaries}).
+ * renames it into place, so a crash leaves either the whole object or none (a crash's
+ * temporaries are removed when a mover next opens the archive, once ten minutes old).
  */
 public final class DirectoryObjectStore implements ObjectStore {
     private static final String TEMPORARY_SUFFIX = ".plinth-partial";
     private final Path root;
 
+    /** A temporary not written for this long belongs to a put that died (a live put writes a part at least every few seconds). */
+    private static final long STALE_TEMPORARY_MILLIS = 10 * 60_000;
+
     public DirectoryObjectStore(Path root) throws IOException {
         this.root = Files.createDirectories(root).toRealPath();
+        removeTemporaries(STALE_TEMPORARY_MILLIS);
     }
 
     private Path pathOf(String key) {
@@ -129,16 +133,24 @@ public final class DirectoryObjectStore implements ObjectStore {
         }
     }
 
-    /** Removes temporaries that puts interrupted by a crash left; returns how many. */
-    public int removeTemporaries() throws IOException {
+    /** Removes temporaries that puts interrupted by a crash left, untouched for {@code olderThanMillis}; returns how many. */
+    public int removeTemporaries(long olderThanMillis) throws IOException {
+        long before = System.currentTimeMillis() - olderThanMillis;
         List<Path> found;
         try (var walk = Files.walk(root)) {
             found = walk.filter(p -> p.getFileName().toString().endsWith(TEMPORARY_SUFFIX)).toList();
         }
+        int removed = 0;
         for (Path path : found) {
-            Files.deleteIfExists(path);
+            try {
+                if (Files.getLastModifiedTime(path).toMillis() < before && Files.deleteIfExists(path)) {
+                    removed++;
+                }
+            } catch (NoSuchFileException e) {
+                // its put finished or cleaned up meanwhile
+            }
         }
-        return found.size();
+        return removed;
     }
 
     @Override

@@ -12,6 +12,7 @@ import dev.plinth.common.Settings;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,9 +41,13 @@ public final class HsmMover implements AutoCloseable {
     private final int partParallelism;
     private final int actionsMax;
     private final Semaphore slots;
+    private final long removedCopyGraceMillis;
+    private long sweptAtMillis;
     private final ExecutorService workers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hsm-action-", 0).factory());
     private final Set<Long> running = ConcurrentHashMap.newKeySet();
     private final Thread poller;
+    /** How this mover is named in reports: host and process. */
+    private final String name = ProcessHandle.current().pid() + "@" + hostName();
     private final AtomicLong actionsDone = new AtomicLong();
     private final io.prometheus.metrics.core.metrics.Counter actionsCounted;
     private final io.prometheus.metrics.core.metrics.Counter bytesCounted;
@@ -72,6 +77,7 @@ public final class HsmMover implements AutoCloseable {
         this.partParallelism = Math.max(1, config.get(Settings.HSM_PART_PARALLELISM));
         this.actionsMax = Math.max(1, config.get(Settings.HSM_MOVER_ACTIONS));
         this.slots = new Semaphore(actionsMax);
+        this.removedCopyGraceMillis = config.get(Settings.HSM_REMOVED_COPY_GRACE_MILLIS);
         this.poller = Thread.ofPlatform().name("hsm-mover").daemon().unstarted(this::pollLoop);
     }
 
@@ -80,14 +86,60 @@ public final class HsmMover implements AutoCloseable {
         return this;
     }
 
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "localhost";
+        }
+    }
+
     /** Actions this mover finished, whatever their result. */
     public long actionsDone() {
         return actionsDone.get();
     }
 
+    private static final long REPORT_MILLIS = 5000;
+    private static final int FAILURES_KEPT = 20;
+    /** The latest failures, newest last, for the status page (mgmt keeps what movers report). */
+    private final java.util.ArrayDeque<dev.plinth.wire.messages.MgmtMessages.HsmFailure> failures = new java.util.ArrayDeque<>();
+    private long reportedAtMillis;
+
+    private void report() {
+        long now = System.currentTimeMillis();
+        if (now - reportedAtMillis < REPORT_MILLIS) {
+            return;
+        }
+        reportedAtMillis = now;
+        int waiting = 0;
+        int active = 0;
+        for (Action action : client.hsm().actions(0, 1000).actions()) {
+            if (action.status() == RUNNING) {
+                active++;
+            } else {
+                waiting++;
+            }
+        }
+        List<dev.plinth.wire.messages.MgmtMessages.HsmFailure> latest;
+        synchronized (failures) {
+            latest = List.copyOf(failures);
+        }
+        client.mgmt().request(new dev.plinth.wire.messages.MgmtMessages.ReportHsm(name, waiting, active, latest));
+    }
+
     private void pollLoop() {
         long pause = 5;
         while (!closed) {
+            try {
+                report();
+            } catch (RuntimeException e) {
+                LOG.debug("HSM report to mgmt not sent: {}", e.toString()); // the status page's view only
+            }
+            try {
+                sweepRemovedCopies();
+            } catch (RuntimeException e) {
+                LOG.warn("HSM: deleting removed files' copies failed, will retry: {}", e.toString());
+            }
             try {
                 if (slots.availablePermits() > 0 && anythingToTake()) {
                     int free = slots.availablePermits();
@@ -122,6 +174,43 @@ public final class HsmMover implements AutoCloseable {
                 return;
             }
             pause = Math.min(IDLE_POLL_MILLIS_MAX, pause * 2);
+        }
+    }
+
+    /**
+     * Deletes the archived copies of files removed more than hsm.removed-copy-grace-millis ago
+     * (with 0, keeps them and only drops the MDT's list of them), at most once every few seconds
+     * and a page at a time. Several movers may delete the same copy: deleting is idempotent.
+     */
+    void sweepRemovedCopies() {
+        long now = System.currentTimeMillis();
+        if (now - sweptAtMillis < REPORT_MILLIS) {
+            return;
+        }
+        sweptAtMillis = now;
+        long after = 0;
+        for (int page = 0; page < 10; page++) {
+            RemovedCopies copies = client.hsm().removedCopies(after, 256);
+            List<Long> done = new java.util.ArrayList<>();
+            for (RemovedCopy removed : copies.copies()) {
+                after = removed.inodeId();
+                if (removedCopyGraceMillis == 0) {
+                    done.add(removed.inodeId());
+                } else if (now * 1_000_000 - removed.removedAtNanos() >= removedCopyGraceMillis * 1_000_000) {
+                    try {
+                        archives.store(removed.copy().archiveId()).delete(removed.copy().objectKey());
+                        done.add(removed.inodeId());
+                    } catch (IOException | PlinthException e) {
+                        LOG.warn("deleting {} (a removed file's copy) failed, will retry: {}", removed.copy().objectKey(), e.toString());
+                    }
+                }
+            }
+            if (!done.isEmpty()) {
+                client.hsm().forgetRemovedCopies(done);
+            }
+            if (!copies.more()) {
+                break;
+            }
         }
     }
 
@@ -160,8 +249,10 @@ public final class HsmMover implements AutoCloseable {
         String key = InodeId.format(action.inodeId()) + "/" + UUID.randomUUID();
         Progress progress = new Progress(action, attributes.sizeBytes());
         ObjectStore.Put put;
-        // the bytes as stored: an encrypted file goes to the archive encrypted, and comes back so
-        try (PlinthFile file = client.objects().openStored(action.inodeId())) {
+        // The bytes as stored (an encrypted file goes to the archive encrypted, and comes back so), through a handle the MDT
+        // does not count: a mover that dies mid-copy must not leave the file open (unreleasable) until its session ends. If the
+        // file changes or goes meanwhile, its size or mtime differ when the archive finishes, and the copy is dropped.
+        try (PlinthFile file = client.openUncounted(attributes)) {
             put = store.put(key, (offset, length) -> read(file, offset, length), attributes.sizeBytes(), partBytes, partParallelism,
                     progress::add);
         }
@@ -170,7 +261,7 @@ public final class HsmMover implements AutoCloseable {
         HsmState state;
         try {
             state = client.hsm().finish(action.actionId(), SUCCEEDED, null, attributes.sizeBytes(), attributes.mtimeNanos(), copy);
-            count(action, SUCCEEDED);
+            count(action, SUCCEEDED, null);
             bytesCounted.labelValues("archive").inc(put.stored().sizeBytes());
         } catch (PlinthException e) {
             deleteQuietly(store, key); // the file changed while it was copied, or the action ended: this copy belongs to nothing
@@ -236,7 +327,7 @@ public final class HsmMover implements AutoCloseable {
     }
 
     private void finish(Action action, int result, String error, long size, long mtime, ArchivedCopy copy) {
-        count(action, result);
+        count(action, result, error);
         try {
             client.hsm().finish(action.actionId(), result, error, size, mtime, copy);
         } catch (PlinthException e) {
@@ -246,7 +337,16 @@ public final class HsmMover implements AutoCloseable {
         }
     }
 
-    private void count(Action action, int result) {
+    private void count(Action action, int result, String error) {
+        if (result != SUCCEEDED) {
+            synchronized (failures) {
+                failures.addLast(new dev.plinth.wire.messages.MgmtMessages.HsmFailure(System.currentTimeMillis(), InodeId.format(action.inodeId()),
+                        kindName(action.kind()), error == null ? "failed" : error.length() > 500 ? error.substring(0, 500) : error));
+                while (failures.size() > FAILURES_KEPT) {
+                    failures.removeFirst();
+                }
+            }
+        }
         actionsCounted.labelValues(kindName(action.kind()), result == SUCCEEDED ? "succeeded" : result == COPY_LOST ? "lost" : "failed").inc();
         if (action.kind() == RESTORE) {
             restoreSeconds.observe(Math.max(0, System.currentTimeMillis() * 1_000_000 - action.enqueuedNanos()) / 1e9);
@@ -285,6 +385,7 @@ public final class HsmMover implements AutoCloseable {
         }
 
         void add(long bytes) {
+            dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.HSM_PART_DELAY_MILLIS);
             long total = done.addAndGet(bytes);
             long now = System.currentTimeMillis();
             if (now - reportedAtMillis >= Math.max(100, Math.min(1000, leaseMillis / 4)) || closed) {

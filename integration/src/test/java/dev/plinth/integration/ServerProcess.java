@@ -64,6 +64,10 @@ final class ServerProcess implements AutoCloseable {
         return matcher.group(1);
     }
 
+    HostPort rpcAddress() {
+        return address;
+    }
+
     Path dataDirectory() {
         return data;
     }

@@ -62,11 +62,27 @@ final class Operations {
             case HsmMessages.TakeActions request -> Hsm.take(namespace, request);
             case HsmMessages.ReportProgress request -> Hsm.progress(namespace, request);
             case HsmMessages.FinishAction request -> Hsm.finish(namespace, request);
+            case HsmMessages.ForgetRemovedCopies request -> Hsm.forgetRemovedCopies(namespace, request);
+            case MetaMessages.TouchAtimes request -> {
+                for (long inodeId : request.inodeIds().subList(0, Math.min(request.inodeIds().size(), 4096))) {
+                    dev.plinth.meta.store.InodeRecord inode = namespace.inodeOrNull(inodeId);
+                    if (inode != null && relatimeDue(inode, namespace.now())) {
+                        namespace.putInode(inode.withTimes(namespace.now(), inode.mtimeNanos(), inode.ctimeNanos()));
+                    }
+                }
+                yield HandshakeMessages.EMPTY;
+            }
             case MetaMessages.PurgeRemoved request -> {
                 request.inodeIds().forEach(inodeId -> namespace.delete(MetaKeys.id(MetaKeys.REMOVED, inodeId)));
                 yield HandshakeMessages.EMPTY;
             }
         };
+    }
+
+    /** Linux's relatime: a read moves atime when it is not after mtime or ctime, or is a day old. */
+    static boolean relatimeDue(dev.plinth.meta.store.InodeRecord inode, long nowNanos) {
+        return inode.atimeNanos() <= inode.mtimeNanos() || inode.atimeNanos() <= inode.ctimeNanos()
+                || nowNanos - inode.atimeNanos() >= MetaMessages.RELATIME_MAX_AGE_NANOS;
     }
 
     static Record query(Namespace namespace, Query query) {
@@ -83,6 +99,7 @@ final class Operations {
             case MetaMessages.ReadInline request -> DataOnMdt.read(namespace, request);
             case HsmMessages.GetHsmState request -> Hsm.state(namespace, request);
             case HsmMessages.ListActions request -> Hsm.list(namespace, request);
+            case HsmMessages.ListRemovedCopies request -> Hsm.removedCopies(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
         };
     }

@@ -783,6 +783,37 @@ public final class MgmtService implements AutoCloseable {
         }
     }
 
+    private static final int HSM_FAILURES_KEPT = 20;
+    private static final int HSM_MOVERS_KEPT = 64;
+    private static final long HSM_MOVER_GONE_MILLIS = 60_000;
+
+    private record HsmReportSeen(MgmtMessages.ReportHsm report, long receivedMillis) {}
+
+    /** The movers' latest reports, by mover name (in memory: the status page's view, not state). */
+    private final Map<String, HsmReportSeen> hsmReports = new java.util.HashMap<>();
+
+    /**
+     * HSM as the status page shows it: the archives, the queue as the latest report has it, the
+     * movers heard from in the last minute, and the latest failures any of them reported.
+     */
+    public Map<String, Object> hsmStatus() {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("archives", archives().stream().map(a -> Map.of("id", a.archiveId(), "name", a.name(), "uri", a.uri())).toList());
+        long now = System.currentTimeMillis();
+        List<HsmReportSeen> live;
+        synchronized (hsmReports) {
+            live = hsmReports.values().stream().filter(r -> now - r.receivedMillis() < HSM_MOVER_GONE_MILLIS).toList();
+        }
+        HsmReportSeen latest = live.stream().max(java.util.Comparator.comparingLong(HsmReportSeen::receivedMillis)).orElse(null);
+        out.put("waiting", latest == null ? 0 : latest.report().waiting());
+        out.put("running", latest == null ? 0 : latest.report().running());
+        out.put("movers", live.stream().map(r -> r.report().mover()).sorted().toList());
+        out.put("failures", live.stream().flatMap(r -> r.report().failures().stream())
+                .sorted(java.util.Comparator.comparingLong(MgmtMessages.HsmFailure::timeMillis).reversed()).limit(HSM_FAILURES_KEPT)
+                .map(f -> Map.of("time_millis", f.timeMillis(), "inode", f.inode(), "kind", f.kind(), "error", f.error())).toList());
+        return out;
+    }
+
     /** Every job's I/O across the cluster, busiest first, from the clients' reports. */
     public List<dev.plinth.wire.messages.MgmtMessages.JobStat> jobStats() {
         return jobs.jobs(System.nanoTime());
@@ -840,6 +871,20 @@ public final class MgmtService implements AutoCloseable {
             }
             checkLeader();
             jobs.report(request.clientId(), request.jobs(), System.nanoTime());
+            return HandshakeMessages.EMPTY;
+        }));
+        dispatcher.register(MgmtMessages.ReportHsm.class, (context, request, data) -> answer(() -> {
+            if (request.failures().size() > HSM_FAILURES_KEPT || request.mover().length() > 200) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "an HSM report holds at most " + HSM_FAILURES_KEPT + " failures");
+            }
+            checkLeader();
+            synchronized (hsmReports) {
+                hsmReports.put(request.mover(), new HsmReportSeen(request, System.currentTimeMillis()));
+                if (hsmReports.size() > HSM_MOVERS_KEPT) { // the oldest report goes: a mover that stopped long ago
+                    hsmReports.entrySet().stream().min(java.util.Comparator.comparingLong(e -> e.getValue().receivedMillis()))
+                            .ifPresent(oldest -> hsmReports.remove(oldest.getKey()));
+                }
+            }
             return HandshakeMessages.EMPTY;
         }));
         dispatcher.register(dev.plinth.wire.messages.MgmtMessages.GetJobStats.class, (context, request, data) -> answer(() -> {

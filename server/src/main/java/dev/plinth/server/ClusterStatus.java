@@ -165,6 +165,7 @@ public final class ClusterStatus {
                 jobs.add(entry);
             }
             status.put("jobs", jobs);
+            status.put("hsm", mgmt.hsmStatus());
             Map<String, Object> replication = mgmt.replication();
             if (!replication.isEmpty()) {
                 status.put("mgmt_group", replication);

@@ -19,6 +19,7 @@ public final class MoverRole implements Role {
     private final List<String> defaultArchives;
     private PlinthClient client;
     private HsmMover mover;
+    private dev.plinth.hsm.PolicySchedule policies;
 
     private MoverRole(List<String> defaultArchives) {
         this.defaultArchives = List.copyOf(defaultArchives);
@@ -45,6 +46,7 @@ public final class MoverRole implements Role {
             }
         }
         mover = new HsmMover(client, host.config(), host.metrics()).start();
+        policies = dev.plinth.hsm.PolicySchedule.startIfConfigured(client, host.config());
     }
 
     @Override
@@ -58,6 +60,9 @@ public final class MoverRole implements Role {
 
     @Override
     public void close() {
+        if (policies != null) {
+            policies.close();
+        }
         if (mover != null) {
             mover.close();
         }

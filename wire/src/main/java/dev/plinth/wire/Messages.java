@@ -39,6 +39,7 @@ final class Messages {
         registry.register(31, MgmtMessages.ListArchives.class, MgmtMessages.ArchiveList.class);
         registry.register(32, MgmtMessages.AddArchive.class, MgmtMessages.ArchiveList.class);
         registry.register(33, MgmtMessages.RemoveArchive.class, MgmtMessages.ArchiveList.class);
+        registry.register(34, MgmtMessages.ReportHsm.class, Empty.class);
 
         registry.register(20, StorageMessages.WriteChunk.class, StorageMessages.WriteChunkResult.class);
         registry.register(21, StorageMessages.ReadChunk.class, StorageMessages.ReadChunkResult.class);
@@ -83,6 +84,7 @@ final class Messages {
         registry.register(140, MetaMessages.WriteInline.class, Empty.class);
         registry.register(141, MetaMessages.PutWhole.class, MetaMessages.AttributesReply.class);
         registry.register(142, MetaMessages.MakeNode.class, MetaMessages.AttributesReply.class);
+        registry.register(143, MetaMessages.TouchAtimes.class, Empty.class);
 
         registry.register(150, HsmMessages.GetHsmState.class, HsmMessages.HsmState.class);
         registry.register(151, HsmMessages.ListActions.class, HsmMessages.ActionList.class);
@@ -91,5 +93,7 @@ final class Messages {
         registry.register(154, HsmMessages.TakeActions.class, HsmMessages.ActionList.class);
         registry.register(155, HsmMessages.ReportProgress.class, HsmMessages.Action.class);
         registry.register(156, HsmMessages.FinishAction.class, HsmMessages.HsmState.class);
+        registry.register(157, HsmMessages.ListRemovedCopies.class, HsmMessages.RemovedCopies.class);
+        registry.register(158, HsmMessages.ForgetRemovedCopies.class, Empty.class);
     }
 }

@@ -38,14 +38,14 @@ class CliTest {
 
     private static Result plinth(String... arguments) {
         List<String> all = new ArrayList<>(List.of(arguments));
-        if (!all.getFirst().equals("settings")) {
+        if (!all.getFirst().equals("settings") && !all.contains("check")) { // neither talks to a cluster
             all.add(1, "--server=" + cluster.server().rpcAddress());
             all.add(2, "--secret-file=" + cluster.server().secretFile());
-            if (List.of("fs", "pool", "hsm", "archive").contains(all.get(0))) {
+            if (List.of("fs", "pool", "hsm", "archive").contains(all.get(0)) && !all.get(3).equals("policy")) {
                 // subcommand verbs: options go after the verb
                 String verb = all.remove(3);
                 all.add(1, verb);
-            } else if (all.get(0).equals("s3")) {
+            } else if (all.get(0).equals("s3") || all.get(0).equals("hsm") && all.get(3).equals("policy")) {
                 // s3 keys VERB: options go after both
                 String verb = all.remove(4);
                 String group = all.remove(3);
@@ -99,8 +99,20 @@ class CliTest {
         assertThat(refused.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(refused.err()).contains("norelease");
         assertThat(plinth("hsm", "state", "/cold/set/b.bin").out()).contains("never_release");
+        assertThat(plinth("fs", "stat", "--json", "/cold/set/b.bin").out()).contains("\"size\":1500000")
+                .contains("\"hsm\":{\"states\":[\"exists\",\"archived\"],\"flags\":[\"norelease\"],\"archive_id\":1,\"object_key\":\"");
         assertThat(plinth("hsm", "queue", "--json").out().trim()).isEqualTo("[]");
         assertThat(plinth("archive", "add", "--id", "2", "--name", "bad", "ftp://nowhere").exitCode()).isNotZero();
+
+        Path rules = Files.writeString(directory.resolve("rules"), "# cold sets\narchive when size >= 1MiB under /cold\n");
+        Result dryRun = plinth("hsm", "policy", "run", "--rules", rules.toString(), "--dry-run", "--json");
+        assertThat(dryRun.exitCode()).as(dryRun.err()).isZero();
+        assertThat(dryRun.out()).contains("\"dry_run\":true").contains("\"matched_files\":2").contains("\"archive: already archived\":2");
+        Path bad = Files.writeString(directory.resolve("bad-rules"), "archive when size >= 1MiB\nrelease when atime > soon\n");
+        Result check = plinth("hsm", "policy", "check", bad.toString());
+        assertThat(check.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(check.err()).contains("rules line 2: expected an age like 30d (s, m, h, d or w), found 'soon'");
+        assertThat(plinth("hsm", "policy", "check", rules.toString()).out()).contains("line 2: archive when size >= 1MiB under /cold");
     }
 
     @Test

@@ -175,7 +175,7 @@ class HsmArchivesIT {
         }
         for (String name : new String[] {"deleted", "replaced"}) {
             assertThatThrownBy(() -> read("/oob/" + name)).as(name).isInstanceOfSatisfying(PlinthException.class,
-                    e -> assertThat(e.code()).isEqualTo(ErrorCode.IO_ERROR));
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.ARCHIVE_UNREADABLE));
             HsmState lost = plinth.hsm().state(plinth.stat("/oob/" + name).inodeId());
             assertThat(lost.states() & LOST).as(name).isEqualTo(LOST);
         }

@@ -204,6 +204,14 @@ class HsmCycleTest {
             assertThat(s3.getObjectAsBytes(b -> b.bucket("cold").key("shard-0.tar")).asByteArray()).isEqualTo(bytes);
             assertThat(plinth.hsm().state(inode("/cold/shard-0.tar")).states() & RELEASED).isZero();
 
+            // an encrypted object goes to the archive as stored (ciphertext) and comes back readable
+            s3.putObject(b -> b.bucket("cold").key("secret.bin").serverSideEncryption("AES256"), RequestBody.fromBytes(bytes));
+            archive("/cold/secret.bin");
+            Path copy = archiveDirectory().resolve(plinth.hsm().state(inode("/cold/secret.bin")).copy().objectKey());
+            assertThat(Files.readAllBytes(copy)).hasSize(bytes.length).isNotEqualTo(bytes);
+            plinth.hsm().request(inode("/cold/secret.bin"), RELEASE, 0);
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("cold").key("secret.bin")).asByteArray()).isEqualTo(bytes);
+
             // a copy damaged out of band: the read fails, the state says lost, nothing waits
             plinth.hsm().request(inode("/cold/shard-0.tar"), RELEASE, 0);
             Path object = archiveDirectory().resolve(plinth.hsm().state(inode("/cold/shard-0.tar")).copy().objectKey());
@@ -211,13 +219,36 @@ class HsmCycleTest {
                 channel.position(2 << 20).write(ByteBuffer.wrap(new byte[] {42}));
             }
             assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("cold").key("shard-0.tar"))).isInstanceOfSatisfying(S3Exception.class,
-                    e -> assertThat(e.statusCode()).isEqualTo(500));
+                    e -> {
+                        assertThat(e.statusCode()).isEqualTo(500);
+                        assertThat(e.awsErrorDetails().errorCode()).isEqualTo("XPlinthArchivedCopyUnreadable");
+                    });
             HsmState lost = plinth.hsm().state(inode("/cold/shard-0.tar"));
             assertThat(lost.states() & LOST).isEqualTo(LOST);
             assertThat(lost.lastError()).contains("checksum");
             assertThatThrownBy(() -> read("/cold/shard-0.tar")).isInstanceOfSatisfying(PlinthException.class,
-                    e -> assertThat(e.code()).isEqualTo(ErrorCode.IO_ERROR));
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.ARCHIVE_UNREADABLE));
         }
+    }
+
+    @Test
+    void readsMoveAtimeAsRelatimeDoes() throws Exception {
+        plinth.mkdirs("/atime", 0755);
+        write("/atime/file", 10_000);
+        Attributes written = plinth.stat("/atime/file");
+        assertThat(written.atimeNanos()).isLessThanOrEqualTo(written.mtimeNanos());
+        read("/atime/file");
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (plinth.stat("/atime/file").atimeNanos() <= written.mtimeNanos() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        Attributes read = plinth.stat("/atime/file");
+        assertThat(read.atimeNanos()).isGreaterThan(written.mtimeNanos());
+        assertThat(read.ctimeNanos()).isEqualTo(written.ctimeNanos()); // an atime update is not a change
+        // atime is now after mtime and less than a day old: another read leaves it
+        read("/atime/file");
+        Thread.sleep(2500);
+        assertThat(plinth.stat("/atime/file").atimeNanos()).isEqualTo(read.atimeNanos());
     }
 
     @Test

@@ -55,15 +55,15 @@ final class S3ProxyProcess implements AutoCloseable {
     }
 
     S3ProxyProcess start() throws IOException, InterruptedException {
-        Path classPath = Path.of("..", "peers", "s3proxy", "target", "classpath.txt");
-        if (!Files.exists(classPath)) {
-            throw new IllegalStateException(classPath.toAbsolutePath() + " is missing: build the peers/s3proxy module first (./mvnw install)");
+        Path peer = Path.of("..", "peers", "s3proxy").toAbsolutePath().normalize();
+        if (!Files.isDirectory(peer.resolve("target").resolve("lib"))) {
+            throw new IllegalStateException(peer.resolve("target/lib") + " is missing: build the peers/s3proxy module first (./mvnw install)");
         }
         String java = ProcessHandle.current().info().command().orElse("java");
-        ProcessBuilder builder = new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", Files.readString(classPath).trim(),
+        ProcessBuilder builder = new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
+                "-Dlogback.configurationFile=" + peer.resolve("logback.xml"), "-cp", peer.resolve("target").resolve("lib") + "/*",
                 "org.gaul.s3proxy.Main", "--properties", directory.resolve("s3proxy.conf").toString()))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("s3proxy.log").toFile()));
-        builder.environment().put("LOG_LEVEL", "warn");
         process = builder.start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {

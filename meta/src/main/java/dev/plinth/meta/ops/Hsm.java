@@ -82,8 +82,16 @@ public final class Hsm {
         return action != null && action.kind() == RESTORE && action.status() == RUNNING && action.mover() == namespace.header().clientId();
     }
 
-    /** A removed inode takes its HSM record and queued action with it (its archived copy stays in the archive). */
+    /**
+     * A removed inode takes its HSM record and queued action with it; its archived copy is listed
+     * for movers, which delete it from the archive after hsm.removed-copy-grace-millis.
+     */
     public static void forget(Namespace namespace, InodeRecord inode) {
+        HsmRecord record = record(namespace, inode.inodeId());
+        if (record.copy() != null) {
+            namespace.put(MetaKeys.id(MetaKeys.HSM_REMOVED_COPY, inode.inodeId()),
+                    MetaStore.encode(new RemovedCopy(inode.inodeId(), record.copy(), namespace.now())));
+        }
         namespace.delete(MetaKeys.id(MetaKeys.HSM, inode.inodeId()));
         Action action = actionOf(namespace, inode.inodeId());
         if (action != null) {
@@ -118,7 +126,26 @@ public final class Hsm {
         return new ActionList(actions, page.size() > limit);
     }
 
+    public static RemovedCopies removedCopies(Namespace namespace, ListRemovedCopies request) {
+        int limit = Math.max(1, Math.min(request.limit(), 1000));
+        byte[] after = request.afterInodeId() == 0 ? null : MetaKeys.id(MetaKeys.HSM_REMOVED_COPY, request.afterInodeId());
+        List<byte[][]> page = namespace.scan(new byte[] {MetaKeys.HSM_REMOVED_COPY}, after, limit + 1);
+        List<RemovedCopy> copies = new ArrayList<>();
+        for (int i = 0; i < Math.min(limit, page.size()); i++) {
+            copies.add(MetaStore.decode(RemovedCopy.class, page.get(i)[1]));
+        }
+        return new RemovedCopies(copies, page.size() > limit);
+    }
+
     // ---- changes
+
+    public static dev.plinth.wire.messages.HandshakeMessages.Empty forgetRemovedCopies(Namespace namespace, ForgetRemovedCopies request) {
+        requireRoot(namespace);
+        for (long inodeId : request.inodeIds().subList(0, Math.min(request.inodeIds().size(), 1000))) {
+            namespace.delete(MetaKeys.id(MetaKeys.HSM_REMOVED_COPY, inodeId));
+        }
+        return dev.plinth.wire.messages.HandshakeMessages.EMPTY;
+    }
 
     public static HsmState setFlags(Namespace namespace, SetHsmFlags request) {
         InodeRecord inode = namespace.inode(request.inodeId());
@@ -183,7 +210,7 @@ public final class Hsm {
                     return stateOf(namespace, inode, null);
                 }
                 if ((states & LOST) != 0) {
-                    throw new PlinthException(ErrorCode.IO_ERROR, "the archived copy of inode " + InodeId.format(inode.inodeId())
+                    throw new PlinthException(ErrorCode.ARCHIVE_UNREADABLE, "the archived copy of inode " + InodeId.format(inode.inodeId())
                             + " is lost" + (record.lastError() == null ? "" : ": " + record.lastError()));
                 }
             }

@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
  *   0xA0 inode                    the file's HSM record (HsmRecord: archive id, archived copy, last error)
  *   0xA1 inode                    the id of the HSM action queued for the file
  *   0xA2 priority action          a queued HSM action (HsmMessages.Action); restores sort first
+ *   0xA3 inode                    the archived copy of a removed file, until a mover deletes it (HsmMessages.RemovedCopy)
  * </pre>
  */
 public final class MetaKeys {
@@ -42,6 +43,7 @@ public final class MetaKeys {
     public static final byte HSM = (byte) 0xA0;
     public static final byte HSM_ACTION_BY_INODE = (byte) 0xA1;
     public static final byte HSM_ACTION = (byte) 0xA2;
+    public static final byte HSM_REMOVED_COPY = (byte) 0xA3;
 
     private MetaKeys() {}
 

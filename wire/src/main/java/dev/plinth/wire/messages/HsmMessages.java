@@ -117,6 +117,11 @@ public final class HsmMessages {
 
     public record ActionList(List<Action> actions, boolean more) {}
 
+    /** The archived copy of a file that was removed, and when: movers delete it from its archive after a grace period. */
+    public record RemovedCopy(long inodeId, ArchivedCopy copy, long removedAtNanos) {}
+
+    public record RemovedCopies(List<RemovedCopy> copies, boolean more) {}
+
     // ---- queries
 
     public record GetHsmState(OpHeader header, long inodeId) implements Query {}
@@ -124,7 +129,13 @@ public final class HsmMessages {
     /** Actions after {@code afterActionId} in the order movers take them (restores first), at most {@code limit}. */
     public record ListActions(OpHeader header, long afterActionId, int limit) implements Query {}
 
+    /** Archived copies of removed files, after inode {@code afterInodeId}, at most {@code limit}. */
+    public record ListRemovedCopies(OpHeader header, long afterInodeId, int limit) implements Query {}
+
     // ---- changes
+
+    /** A mover (root) deleted these removed files' copies from their archives, or keeps them for good: the MDT forgets them. */
+    public record ForgetRemovedCopies(OpHeader header, List<Long> inodeIds) implements Mutation {}
 
     /** Sets, then clears, state bits: the owner {@link #USER_FLAGS}, root {@link #ADMIN_STATES}. */
     public record SetHsmFlags(OpHeader header, long inodeId, int set, int clear) implements Mutation {}

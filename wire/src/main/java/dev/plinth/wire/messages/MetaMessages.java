@@ -23,13 +23,14 @@ public final class MetaMessages {
     public sealed interface Mutation permits Create, Mkdir, Symlink, SetAttr, Unlink, Rmdir, Rename, Link,
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
-            HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction {
+            HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
+            HsmMessages.ForgetRemovedCopies {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
-            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions {
+            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies {
         OpHeader header();
     }
 
@@ -329,6 +330,17 @@ public final class MetaMessages {
             return conflicts.isEmpty();
         }
     }
+
+    /**
+     * Files a client read, whose atime moves to now where relatime says so (atime not after mtime
+     * or ctime, or a day old): a client sends the files it read in the last second as one change,
+     * so that reads stay free of metadata changes while HSM policies still see which files are in
+     * use. Files gone since are skipped. No permission check: the reader's open checked read access.
+     */
+    public record TouchAtimes(OpHeader header, List<Long> inodeIds) implements Mutation {}
+
+    /** How old an atime may get before a read moves it even when it is after mtime (relatime's day). */
+    public static final long RELATIME_MAX_AGE_NANOS = 24L * 3600 * 1_000_000_000;
 
     /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
     public record RemovedFile(long inodeId, Layout layout) {}

@@ -211,5 +211,11 @@ public final class MgmtMessages {
 
     public record ArchiveList(List<ArchiveInfo> archives) {}
 
+    /** What a mover reports every few seconds, for the status page: the queue as it sees it, and its latest failures. */
+    public record ReportHsm(String mover, int waiting, int running, List<HsmFailure> failures) {}
+
+    /** One failed HSM action: when, on which inode, of which kind, and why. */
+    public record HsmFailure(long timeMillis, String inode, String kind, String error) {}
+
     public record DeleteAccessKey(String accessKeyId) {}
 }
