@@ -296,13 +296,24 @@ public final class HsmMover implements AutoCloseable {
             return;
         }
         Progress progress = new Progress(action, copy.sizeBytes());
-        try (PlinthFile file = client.openToRestore(action.inodeId())) {
-            int parts = copy.partCrcs().size();
+        int parts = copy.partCrcs().size();
+        // parts are read from the archive up to part-parallelism ahead of the one being written back, in order
+        java.util.ArrayDeque<java.util.concurrent.Future<ByteBuffer>> ahead = new java.util.ArrayDeque<>();
+        try (PlinthFile file = client.openToRestore(action.inodeId());
+             ExecutorService readers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hsm-restore-read-", 0).factory())) {
+            int requested = 0;
             for (int part = 0; part < parts; part++) {
+                while (requested < parts && ahead.size() < partParallelism) {
+                    long from = (long) requested * copy.partBytes();
+                    int size = (int) Math.min(copy.partBytes(), copy.sizeBytes() - from);
+                    ahead.addLast(readers.submit(() -> store.read(copy.objectKey(), from, size)));
+                    requested++;
+                }
                 long offset = (long) part * copy.partBytes();
                 int length = (int) Math.min(copy.partBytes(), copy.sizeBytes() - offset);
-                ByteBuffer bytes = store.read(copy.objectKey(), offset, length);
+                ByteBuffer bytes = awaitPart(ahead.removeFirst());
                 if (bytes.remaining() != length || Parts.crc32c(bytes) != copy.partCrcs().get(part)) {
+                    ahead.forEach(f -> f.cancel(true));
                     finish(action, COPY_LOST, "part " + (part + 1) + " of object " + copy.objectKey() + " in " + store.describe()
                             + " does not match its checksum", 0, 0, null);
                     return;
@@ -316,6 +327,23 @@ public final class HsmMover implements AutoCloseable {
         }
         bytesCounted.labelValues("restore").inc(copy.sizeBytes());
         finish(action, SUCCEEDED, null, copy.sizeBytes(), attributes.mtimeNanos(), null);
+    }
+
+    private static ByteBuffer awaitPart(java.util.concurrent.Future<ByteBuffer> part) throws IOException {
+        try {
+            return part.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IOException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while reading from the archive");
+        }
     }
 
     private void remove(Action action) throws IOException {
