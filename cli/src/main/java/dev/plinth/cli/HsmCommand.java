@@ -447,8 +447,24 @@ final class HsmCommand {
             dev.plinth.hsm.PolicyRules parsed = dev.plinth.hsm.PolicyRules.parse(java.nio.file.Files.readString(java.nio.file.Path.of(file)));
             List<dev.plinth.hsm.PolicyRun.RuleReport> reports;
             try (PlinthClient plinth = client.connect(client.config(), Credentials.ROOT, "hsm-policy")) {
-                reports = new dev.plinth.hsm.PolicyRun(plinth, dryRun, client.config().get(dev.plinth.common.Settings.HSM_POLICY_SCAN_RATE))
-                        .run(parsed);
+                dev.plinth.hsm.PolicyRun run = new dev.plinth.hsm.PolicyRun(plinth, dryRun,
+                        client.config().get(dev.plinth.common.Settings.HSM_POLICY_SCAN_RATE));
+                boolean terminal = System.console() != null && System.console().isTerminal();
+                // a line every 5 s (redrawn in place on a terminal) for a scan that takes that long
+                java.util.concurrent.ScheduledExecutorService ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                        Thread.ofPlatform().daemon().factory());
+                long started = System.nanoTime();
+                ticker.scheduleAtFixedRate(() -> System.err.print(String.format(Locale.ROOT, "%spolicy run: %,d entries scanned in %d s%s",
+                        terminal ? "\r" : "", run.entriesScanned(), (System.nanoTime() - started) / 1_000_000_000L, terminal ? "" : "\n")),
+                        5, terminal ? 1 : 5, java.util.concurrent.TimeUnit.SECONDS);
+                try {
+                    reports = run.run(parsed);
+                } finally {
+                    ticker.shutdownNow();
+                    if (terminal && System.nanoTime() - started > 5_000_000_000L) {
+                        System.err.println();
+                    }
+                }
             }
             if (json) {
                 Map<String, Object> out = new LinkedHashMap<>();

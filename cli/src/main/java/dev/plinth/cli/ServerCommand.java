@@ -35,6 +35,10 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--targets", paramLabel = "N", description = "Storage targets to create on first start (setting server.targets, default 4).")
     Integer targets;
 
+    @Option(names = "--archive", paramLabel = "URI", description = {"HSM archive to add on first start, as archive 1, 2, ... in order; repeatable",
+            "(file:///DIR or s3://BUCKET/PREFIX?endpoint=URL&...; setting server.archives; default: archive 1 is DIR/archive)."})
+    java.util.List<String> archives = new java.util.ArrayList<>();
+
     @Option(names = "--mount", paramLabel = "MOUNTPOINT", description = "Also mount the file system here with FUSE (created if missing).")
     Path mountpoint;
 
@@ -58,6 +62,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         }
         if (targets != null) {
             config = config.with("server.targets", targets.toString());
+        }
+        if (!archives.isEmpty()) {
+            config = config.with("server.archives", String.join(" ", archives));
         }
         if (mountpoint != null) {
             FuseMount.requireMountable(); // before the cluster starts: say at once what is missing

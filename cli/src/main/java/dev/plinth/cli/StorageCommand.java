@@ -33,6 +33,9 @@ final class StorageCommand implements Callable<Integer> {
     @Option(names = "--endpoints", paramLabel = "FILE", description = "Write this node's addresses and target ids here (JSON).")
     Path endpoints;
 
+    @Option(names = "--hsm-mover", description = "Also run an HSM mover on this node (archives must be reachable from it; see plinth hsm agent).")
+    boolean hsmMover;
+
     @Mixin
     RoleMixin role;
 
@@ -41,7 +44,12 @@ final class StorageCommand implements Callable<Integer> {
         Config config = role.config();
         java.util.List<dev.plinth.wire.HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
         ProcessHost server = ProcessHost.run("storage", config, RoleMixin.readSecret(config), true, endpoints, java.util.Map.of(),
-                host -> StorageRole.add(host, targets, indexes, nodeId, replicas));
+                host -> {
+                    StorageRole.add(host, targets, indexes, nodeId, replicas);
+                    if (hsmMover) {
+                        dev.plinth.server.MoverRole.addFor(host, replicas);
+                    }
+                });
         return RoleMixin.serveUntilStopped(server, "targets: " + targets);
     }
 }

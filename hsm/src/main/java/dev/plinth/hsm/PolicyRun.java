@@ -28,11 +28,17 @@ public final class PolicyRun {
     private final PlinthClient client;
     private final boolean dryRun;
     private final long entriesPerSecond;
+    private final java.util.concurrent.atomic.AtomicLong entriesScanned = new java.util.concurrent.atomic.AtomicLong();
 
     public PolicyRun(PlinthClient client, boolean dryRun, long entriesPerSecond) {
         this.client = client;
         this.dryRun = dryRun;
         this.entriesPerSecond = Math.max(1, entriesPerSecond);
+    }
+
+    /** Directory entries read so far by {@link #run} (for progress, from any thread). */
+    public long entriesScanned() {
+        return entriesScanned.get();
     }
 
     /** What one rule found and did (or, as a dry run, would do). */
@@ -120,6 +126,7 @@ public final class PolicyRun {
                             }
                         }
                         entries += page.entries().size();
+                        entriesScanned.set(entries);
                         // paced: no faster than entriesPerSecond over the run so far
                         long due = started + entries * 1_000_000_000L / entriesPerSecond;
                         long wait = due - System.nanoTime();

@@ -216,6 +216,40 @@ class FuseMountIT {
         assertThat(listing).contains("listed " + count);
     }
 
+    /** The HSM cycle as a training job sees it: a released file reads back whole through the mount, and a write dirties it. */
+    @Test
+    void releasedFilesRestoreWhenReadThroughTheMount() throws Exception {
+        byte[] bytes = new byte[3 << 20];
+        new Random(17).nextBytes(bytes);
+        Path file = mountA.resolve("cold-shard.bin");
+        Files.write(file, bytes);
+        try (PlinthClient plinth = cluster.client()) {
+            long inode = plinth.stat("/cold-shard.bin").inodeId();
+            plinth.hsm().request(inode, dev.plinth.wire.messages.HsmMessages.ARCHIVE, 1);
+            for (int i = 0; i < 500 && plinth.hsm().state(inode).action() != null; i++) {
+                Thread.sleep(20);
+            }
+            plinth.hsm().request(inode, dev.plinth.wire.messages.HsmMessages.RELEASE, 0);
+            Path elsewhere = mountB.resolve("cold-shard.bin");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // the attribute cache's time, at most
+            while (!blocks(elsewhere).equals("1") && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(Files.size(elsewhere)).isEqualTo(bytes.length);
+            assertThat(blocks(elsewhere)).isEqualTo("1"); // as Lustre reports it
+            assertThat(Files.readAllBytes(elsewhere)).isEqualTo(bytes);
+            assertThat(plinth.hsm().state(inode).states() & dev.plinth.wire.messages.HsmMessages.RELEASED).isZero();
+            Files.write(elsewhere, new byte[] {7}, StandardOpenOption.APPEND);
+            assertThat(plinth.hsm().state(inode).states() & dev.plinth.wire.messages.HsmMessages.DIRTY)
+                    .isEqualTo(dev.plinth.wire.messages.HsmMessages.DIRTY);
+        }
+    }
+
+    /** st_blocks, as stat(1) prints it (java.nio has no view of it). */
+    private static String blocks(Path file) throws Exception {
+        return TestProcesses.run(List.of("stat", "-c", "%b", file.toString()), Duration.ofSeconds(10)).trim();
+    }
+
     @Test
     void externalUnmountEndsTheMountCleanly() throws Exception {
         Path mountpoint = Files.createDirectories(directory.resolve("mnt-external"));

@@ -148,6 +148,11 @@ public final class MetaService implements AutoCloseable {
         housekeeping.scheduleWithFixedDelay(() -> offerPendingRemovals(1000), 30, 30, TimeUnit.SECONDS);
     }
 
+    /** Does now what the periodic scan does every 30 s: queues again every removed file the namespace still lists. */
+    public void rescanRemovedFiles() {
+        offerPendingRemovals(CLEANER_QUEUE_MAX / 2);
+    }
+
     /** Queues removed files the namespace still lists (found at start, or not queued when the queue was full), as seen now. */
     private void offerPendingRemovals(int max) {
         long now = clock.nanoTime();
@@ -497,6 +502,12 @@ public final class MetaService implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
+            // Only what the namespace still lists as removed, and only on the leader: a file can be queued twice (the periodic
+            // scan finds its key again before the purge), and once the purge is applied a released file may be restored into
+            // the same chunk directories, which a stale second removal must not free. The key goes only through this thread's
+            // purge, and a restore starts only once it is gone (design note 80).
+            boolean leads = raft.isLeader();
+            files.removeIf(file -> !leads || !stateMachine.removalPending(file.inodeId()));
             List<CompletableFuture<Long>> removals = files.stream().map(this::removeChunks).toList();
             files.clear();
             List<Long> purged = new ArrayList<>();

@@ -269,6 +269,11 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         return result;
     }
 
+    /** Whether the file is still listed as removed with chunks to free (its REMOVED key, until the cleaner's purge). */
+    public boolean removalPending(long inodeId) {
+        return committed().chunksBeingFreed(inodeId);
+    }
+
     public int mdtIndex() {
         return mdtIndex;
     }

@@ -11,29 +11,37 @@ import dev.plinth.wire.messages.MgmtMessages.ArchiveInfo;
 import java.util.List;
 
 /**
- * An HSM mover over a native client of the host's own listener ({@code plinth server}) or of a
- * cluster elsewhere ({@code plinth hsm agent}). {@code defaultArchives}: URIs added as archives
- * 1, 2, ... where the cluster has none yet (the embedded server's first start).
+ * An HSM mover over a native client of the host's own listener ({@code plinth server}) or of the
+ * cluster's mgmt ({@code plinth storage --hsm-mover}). {@code defaultArchives}: URIs added as
+ * archives 1, 2, ... where the cluster has none yet (the embedded server's first start).
  */
 public final class MoverRole implements Role {
     private final List<String> defaultArchives;
+    private final List<dev.plinth.wire.HostPort> mgmt;
     private PlinthClient client;
     private HsmMover mover;
     private dev.plinth.hsm.PolicySchedule policies;
 
-    private MoverRole(List<String> defaultArchives) {
+    private MoverRole(List<String> defaultArchives, List<dev.plinth.wire.HostPort> mgmt) {
         this.defaultArchives = List.copyOf(defaultArchives);
+        this.mgmt = mgmt == null ? null : List.copyOf(mgmt);
     }
 
+    /** A mover of the host's own cluster (the host holds mgmt). */
     public static MoverRole add(ProcessHost host, List<String> defaultArchives) {
         defaultArchives.forEach(ArchiveUri::parse); // a bad URI stops the start, with its reason
-        return host.add(new MoverRole(defaultArchives));
+        return host.add(new MoverRole(defaultArchives, null));
+    }
+
+    /** A mover beside other roles of a node, for the cluster whose mgmt replicas are {@code mgmt}. */
+    public static MoverRole addFor(ProcessHost host, List<dev.plinth.wire.HostPort> mgmt) {
+        return host.add(new MoverRole(List.of(), mgmt));
     }
 
     @Override
     public void start(ProcessHost host) {
-        client = PlinthClient.connect(new ClientOptions(host.rpcAddress(), host.secret(), Credentials.ROOT, host.config(), "hsm-mover")
-                .withClock(host.clock()));
+        client = PlinthClient.connect(new ClientOptions(mgmt == null ? List.of(host.rpcAddress()) : mgmt, host.secret(), Credentials.ROOT,
+                host.config(), "hsm-mover").withClock(host.clock()));
         if (client.archives().isEmpty()) {
             for (int i = 0; i < defaultArchives.size(); i++) {
                 try {

@@ -174,6 +174,23 @@ class HsmCycleTest {
         assertThat(plinth.hsm().state(before.inodeId()).states()).isEqualTo(EXISTS | ARCHIVED | DIRTY);
     }
 
+    /**
+     * A release's freeing queued twice (the cleaner's periodic scan found the file's key again
+     * before the purge) must not free the chunks a restore wrote after the first freeing.
+     */
+    @Test
+    void aSecondFreeingOfAReleasedFileSparesWhatItsRestoreWrote() throws Exception {
+        plinth.mkdirs("/twice", 0755);
+        byte[] bytes = write("/twice/file", 3 << 20);
+        archive("/twice/file");
+        plinth.hsm().request(inode("/twice/file"), RELEASE, 0);
+        Thread.sleep(MetaMessages.REMOVED_FILE_KEPT_MILLIS - 1000);
+        cluster.server().meta().rescanRemovedFiles(); // due a while after the first, which frees and purges before it
+        assertThat(read("/twice/file")).isEqualTo(bytes);
+        Thread.sleep(MetaMessages.REMOVED_FILE_KEPT_MILLIS + 1000); // the second comes due
+        assertThat(read("/twice/file")).isEqualTo(bytes);
+    }
+
     @Test
     void smallFilesOnTheMdtAndTruncationRestoreToo() throws Exception {
         plinth.mkdirs("/small", 0755);
