@@ -75,7 +75,7 @@ public final class HsmAccess {
      * Restores a released file and returns its attributes once it is resident again: asks for the
      * restore (joining one already queued) and waits for a mover to finish it, up to
      * hsm.restore-wait-millis. Fails with ARCHIVE_UNREADABLE (EIO) when the restore failed or the copy is lost, and
-     * with TIMED_OUT when no mover finished it in time.
+     * with RESTORE_PENDING (EIO; S3 503) when no mover finished it in time.
      */
     public Attributes restore(long inodeId) {
         CompletableFuture<Attributes> mine = new CompletableFuture<>();
@@ -115,7 +115,7 @@ public final class HsmAccess {
                         + (state.lastError() == null ? "" : ": " + state.lastError()));
             }
             if (client.clock().nanoTime() - deadline > 0) {
-                throw new PlinthException(ErrorCode.TIMED_OUT, "inode " + InodeId.format(inodeId) + " was not restored within "
+                throw new PlinthException(ErrorCode.RESTORE_PENDING, "inode " + InodeId.format(inodeId) + " was not restored within "
                         + restoreWaitMillis + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
             }
             try {

@@ -52,7 +52,9 @@ public enum ErrorCode {
     /** The file's bytes are only in its archive (HSM released): clients restore it, then try again. */
     RELEASED(39, 61, false, "the file's data is in the archive and must be restored first"),
     /** A released file whose restore failed: its archived copy is missing or damaged, or the archive cannot be read. EIO to applications. */
-    ARCHIVE_UNREADABLE(40, 5, false, "the file's archived copy cannot be read back");
+    ARCHIVE_UNREADABLE(40, 5, false, "the file's archived copy cannot be read back"),
+    /** A released file was not restored within hsm.restore-wait-millis: EIO to applications, 503 to S3 clients (try again later). */
+    RESTORE_PENDING(41, 5, false, "the file is still being restored from its archive");
 
     private static final ErrorCode[] BY_WIRE_CODE = new ErrorCode[64];
 

@@ -794,11 +794,14 @@ public final class MgmtService implements AutoCloseable {
 
     /**
      * HSM as the status page shows it: the archives, the queue as the latest report has it, the
-     * movers heard from in the last minute, and the latest failures any of them reported.
+     * movers heard from in the last minute, and the latest failures any of them reported. Any
+     * replica answers (the page is served by followers too): the archives as this replica applied
+     * them, the reports this replica received (movers report to the leader).
      */
     public Map<String, Object> hsmStatus() {
         Map<String, Object> out = new java.util.LinkedHashMap<>();
-        out.put("archives", archives().stream().map(a -> Map.of("id", a.archiveId(), "name", a.name(), "uri", a.uri())).toList());
+        out.put("archives", stateMachine.state().archives().stream().map(a -> Map.of("id", a.archiveId(), "name", a.name(), "uri", a.uri()))
+                .toList());
         long now = System.currentTimeMillis();
         List<HsmReportSeen> live;
         synchronized (hsmReports) {

@@ -56,6 +56,43 @@ class HsmPolicyTest {
         }
     }
 
+    /** With no mover running, a read of a released file gives up after hsm.restore-wait-millis: EIO, S3 503; it never hangs. */
+    @Test
+    void aRestoreNobodyRunsEndsTheReadAfterTheWait() throws Exception {
+        dev.plinth.common.Config config = MiniCluster.testConfig().with("server.mover", "false").with("hsm.restore-wait-millis", "1500");
+        try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient plinth = cluster.client()) {
+            plinth.addArchive(new dev.plinth.wire.messages.MgmtMessages.ArchiveInfo(1, "default", directory.resolve("archive").toUri().toString()));
+            plinth.mkdirs("/held", 0755);
+            write(plinth, "/held/waits", 200_000);
+            long inode = plinth.stat("/held/waits").inodeId();
+            try (dev.plinth.hsm.HsmMover mover = new dev.plinth.hsm.HsmMover(plinth, config).start()) {
+                plinth.hsm().request(inode, ARCHIVE, 1);
+                for (int i = 0; i < 500 && plinth.hsm().state(inode).action() != null; i++) {
+                    Thread.sleep(20);
+                }
+            }
+            plinth.hsm().request(inode, RELEASE, 0);
+            long started = System.nanoTime();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> plinth.open("/held/waits", false))
+                    .isInstanceOfSatisfying(dev.plinth.common.PlinthException.class,
+                            e -> assertThat(e.code()).isEqualTo(dev.plinth.common.ErrorCode.RESTORE_PENDING));
+            assertThat(System.nanoTime() - started).isGreaterThan(1_000_000_000L);
+            assertThat(dev.plinth.common.ErrorCode.RESTORE_PENDING.errno()).isEqualTo(5); // EIO through the mount
+            try (software.amazon.awssdk.services.s3.S3Client s3 = dev.plinth.integration.s3.S3Testing.sdk(
+                    dev.plinth.integration.s3.S3Testing.endpoint(cluster), dev.plinth.integration.s3.S3Testing.ownerKey(cluster))) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("held").key("waits")))
+                        .isInstanceOfSatisfying(software.amazon.awssdk.services.s3.model.S3Exception.class,
+                                e -> assertThat(e.statusCode()).isEqualTo(503));
+            }
+            // the restore stays queued: a mover that comes along finishes it, and the file reads again
+            try (dev.plinth.hsm.HsmMover mover = new dev.plinth.hsm.HsmMover(plinth, config).start()) {
+                try (PlinthFile file = plinth.open("/held/waits", false)) {
+                    assertThat(file.size()).isEqualTo(200_000);
+                }
+            }
+        }
+    }
+
     @Test
     void rulesArchiveAndReleaseByAgeSizeAndPlace() throws Exception {
         try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient plinth = cluster.client()) {
