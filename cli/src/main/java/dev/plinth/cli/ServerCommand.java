@@ -107,6 +107,9 @@ final class ServerCommand implements java.util.concurrent.Callable<Integer> {
         if (mount != null) {
             System.out.println("  mount:   " + mount.mountpoint() + "   (plinth umount " + mount.mountpoint() + " to unmount)");
         }
+        for (dev.plinth.wire.messages.MgmtMessages.ArchiveInfo archive : server.mgmt().archives()) {
+            System.out.println("  archive: " + archive.archiveId() + " = " + archive.uri() + "   (cold tier: plinth hsm archive|release|restore)");
+        }
         System.out.println("  try:     bin/plinth fs put README.md /readme && bin/plinth fs ls /");
         if (server.s3Url() != null) {
             System.out.println("           AWS_SHARED_CREDENTIALS_FILE=" + server.s3CredentialsFile() + " aws --endpoint-url " + server.s3Url() + " s3 ls");
