@@ -215,8 +215,9 @@ final class HsmCommand {
             return 0;
         }
 
+        /** Whether the command waits for the actions it asked for (release and cancel are done when asked). */
         boolean waits() {
-            return true;
+            return false;
         }
 
         @Override
@@ -286,13 +287,21 @@ final class HsmCommand {
         }
     }
 
+    /** An action a mover runs: the command waits for it, with progress, unless --no-wait. */
+    abstract static class QueuedActionCommand extends ActionCommand {
+        @Option(names = "--no-wait", description = "Queue the actions and return.")
+        boolean noWait;
+
+        @Override
+        boolean waits() {
+            return !noWait;
+        }
+    }
+
     @Command(name = "archive", mixinStandardHelpOptions = true, description = "Copy files to an archive (lfs hsm_archive); waits unless --no-wait.")
-    static final class Archive extends ActionCommand {
+    static final class Archive extends QueuedActionCommand {
         @Option(names = {"-a", "--archive"}, paramLabel = "ID", description = "Archive id (default 1; see `plinth archive list`).")
         int archive = 1;
-
-        @Option(names = "--no-wait", description = "Queue the archives and return.")
-        boolean noWait;
 
         @Override
         int kind() {
@@ -303,11 +312,6 @@ final class HsmCommand {
         int archiveId() {
             return archive;
         }
-
-        @Override
-        boolean waits() {
-            return !noWait;
-        }
     }
 
     @Command(name = "release", mixinStandardHelpOptions = true,
@@ -317,42 +321,21 @@ final class HsmCommand {
         int kind() {
             return RELEASE;
         }
-
-        @Override
-        boolean waits() {
-            return false;
-        }
     }
 
     @Command(name = "restore", mixinStandardHelpOptions = true, description = "Bring released files back from their archive (lfs hsm_restore).")
-    static final class Restore extends ActionCommand {
-        @Option(names = "--no-wait", description = "Queue the restores and return.")
-        boolean noWait;
-
+    static final class Restore extends QueuedActionCommand {
         @Override
         int kind() {
             return RESTORE;
         }
-
-        @Override
-        boolean waits() {
-            return !noWait;
-        }
     }
 
     @Command(name = "remove", mixinStandardHelpOptions = true, description = "Delete files' archived copies (lfs hsm_remove); not of released files.")
-    static final class Remove extends ActionCommand {
-        @Option(names = "--no-wait", description = "Queue the removals and return.")
-        boolean noWait;
-
+    static final class Remove extends QueuedActionCommand {
         @Override
         int kind() {
             return REMOVE;
-        }
-
-        @Override
-        boolean waits() {
-            return !noWait;
         }
     }
 
@@ -361,11 +344,6 @@ final class HsmCommand {
         @Override
         int kind() {
             return CANCEL;
-        }
-
-        @Override
-        boolean waits() {
-            return false;
         }
     }
 

@@ -285,9 +285,7 @@ public final class PlinthClient implements AutoCloseable {
      * file goes into the next batch. Reads themselves never wait for a metadata change.
      */
     void noteRead(Attributes attributes) {
-        long now = clock().instant().getEpochSecond() * 1_000_000_000L + clock().instant().getNano();
-        boolean due = attributes.atimeNanos() <= attributes.mtimeNanos() || attributes.atimeNanos() <= attributes.ctimeNanos()
-                || now - attributes.atimeNanos() >= MetaMessages.RELATIME_MAX_AGE_NANOS;
+        boolean due = MetaMessages.relatimeDue(attributes.atimeNanos(), attributes.mtimeNanos(), attributes.ctimeNanos(), clock().epochNanos());
         if (due && atimesPending.size() < ATIMES_PENDING_MAX) {
             atimesPending.add(attributes.inodeId());
         }

@@ -17,6 +17,12 @@ public interface Clock {
         return java.time.Instant.ofEpochMilli(currentTimeMillis());
     }
 
+    /** Nanoseconds since the epoch, as inode times are kept (to the precision {@link #instant} has). */
+    default long epochNanos() {
+        java.time.Instant now = instant();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
     /** The machine's clocks. */
     Clock SYSTEM = new Clock() {
         @Override

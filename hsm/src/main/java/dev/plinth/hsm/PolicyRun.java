@@ -146,7 +146,7 @@ public final class PolicyRun {
 
     private void consider(PolicyRules.Rule rule, RuleReport report, Attributes file, String path) {
         report.scannedFiles++;
-        long now = client.clock().instant().getEpochSecond() * 1_000_000_000L + client.clock().instant().getNano();
+        long now = client.clock().epochNanos();
         for (PolicyRules.Condition condition : rule.conditions()) {
             long actual = switch (condition.field()) {
                 case ATIME -> now - file.atimeNanos();

@@ -35,7 +35,6 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.RecordComponent;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -415,8 +414,7 @@ public final class MetaService implements AutoCloseable {
 
     /** Now as changes are stamped: nanoseconds since the epoch, from this service's clock. */
     private long nowNanos() {
-        Instant now = clock.instant();
-        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+        return clock.epochNanos();
     }
 
     /** The same mutation with another header (every mutation's first component is its header). */

@@ -66,7 +66,7 @@ final class Operations {
             case MetaMessages.TouchAtimes request -> {
                 for (long inodeId : request.inodeIds().subList(0, Math.min(request.inodeIds().size(), 4096))) {
                     dev.plinth.meta.store.InodeRecord inode = namespace.inodeOrNull(inodeId);
-                    if (inode != null && relatimeDue(inode, namespace.now())) {
+                    if (inode != null && MetaMessages.relatimeDue(inode.atimeNanos(), inode.mtimeNanos(), inode.ctimeNanos(), namespace.now())) {
                         namespace.putInode(inode.withTimes(namespace.now(), inode.mtimeNanos(), inode.ctimeNanos()));
                     }
                 }
@@ -77,12 +77,6 @@ final class Operations {
                 yield HandshakeMessages.EMPTY;
             }
         };
-    }
-
-    /** Linux's relatime: a read moves atime when it is not after mtime or ctime, or is a day old. */
-    static boolean relatimeDue(dev.plinth.meta.store.InodeRecord inode, long nowNanos) {
-        return inode.atimeNanos() <= inode.mtimeNanos() || inode.atimeNanos() <= inode.ctimeNanos()
-                || nowNanos - inode.atimeNanos() >= MetaMessages.RELATIME_MAX_AGE_NANOS;
     }
 
     static Record query(Namespace namespace, Query query) {

@@ -35,7 +35,7 @@ public final class Hsm {
     // ---- state as other operations see it
 
     public static int states(InodeRecord inode) {
-        return (inode.flags() >>> STATES_SHIFT) & 0xff;
+        return statesOf(inode.flags());
     }
 
     private static InodeRecord withStates(InodeRecord inode, int states) {

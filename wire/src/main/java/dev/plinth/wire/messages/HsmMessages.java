@@ -30,7 +30,12 @@ public final class HsmMessages {
     public static final int ADMIN_STATES = EXISTS | DIRTY | ARCHIVED | LOST | USER_FLAGS;
 
     public static int states(Attributes attributes) {
-        return (attributes.flags() >>> STATES_SHIFT) & 0xff;
+        return statesOf(attributes.flags());
+    }
+
+    /** The state bits held in an inode's flags. */
+    public static int statesOf(int flags) {
+        return (flags >>> STATES_SHIFT) & 0xff;
     }
 
     public static boolean released(Attributes attributes) {

@@ -342,6 +342,11 @@ public final class MetaMessages {
     /** How old an atime may get before a read moves it even when it is after mtime (relatime's day). */
     public static final long RELATIME_MAX_AGE_NANOS = 24L * 3600 * 1_000_000_000;
 
+    /** Linux's relatime: a read moves atime when it is not after mtime or ctime, or is a day old. */
+    public static boolean relatimeDue(long atimeNanos, long mtimeNanos, long ctimeNanos, long nowNanos) {
+        return atimeNanos <= mtimeNanos || atimeNanos <= ctimeNanos || nowNanos - atimeNanos >= RELATIME_MAX_AGE_NANOS;
+    }
+
     /** Files whose chunks can be freed: sent by meta's state machine to its cleaner, in-process. */
     public record RemovedFile(long inodeId, Layout layout) {}
 
