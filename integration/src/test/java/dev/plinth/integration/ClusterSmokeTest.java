@@ -16,7 +16,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ClusterSmokeTest {
+public class ClusterSmokeTest {
     @TempDir
     Path directory;
 
@@ -54,7 +54,8 @@ class ClusterSmokeTest {
         }
     }
 
-    static byte[] readAll(PlinthClient client, String path) {
+    /** A whole file, read through the native client in 256 KiB requests (the integration tests' one reader). */
+    public static byte[] readAll(PlinthClient client, String path) {
         try (PlinthFile file = client.open(path, false)) {
             ByteBuffer buffer = ByteBuffer.allocate((int) file.size());
             long offset = 0;

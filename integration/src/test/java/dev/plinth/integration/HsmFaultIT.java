@@ -48,16 +48,6 @@ class HsmFaultIT {
         return bytes;
     }
 
-    private static byte[] read(PlinthClient plinth, String path) {
-        try (PlinthFile file = plinth.open(path, false)) {
-            ByteBuffer buffer = ByteBuffer.allocate((int) file.size());
-            while (buffer.hasRemaining() && file.read(buffer.position(), buffer) > 0) {
-                // until full
-            }
-            return buffer.array();
-        }
-    }
-
     /** Waits until the file's action runs and has copied something: the moment to kill. */
     private static void awaitCopying(PlinthClient plinth, long inode) throws InterruptedException {
         for (int i = 0; i < 1000; i++) {
@@ -108,7 +98,7 @@ class HsmFaultIT {
         }
         try (ServerProcess server = ServerProcess.start(data, directory.resolve("server.log"), listen, JVM, SETTINGS);
              PlinthClient plinth = server.client(Config.defaults())) {
-            assertThat(read(plinth, "/big")).isEqualTo(bytes); // waits for the restore, taken again after the crash
+            assertThat(ClusterSmokeTest.readAll(plinth, "/big")).isEqualTo(bytes); // waits for the restore, taken again after the crash
             assertThat(plinth.hsm().state(inode).states()).isEqualTo(EXISTS | ARCHIVED);
         }
     }
@@ -136,7 +126,7 @@ class HsmFaultIT {
                 HsmState archived = settle(plinth, inode);
                 assertThat(archived.states()).as(archived.toString()).isEqualTo(EXISTS | ARCHIVED);
                 plinth.hsm().request(inode, RELEASE, 0);
-                assertThat(read(plinth, "/big")).isEqualTo(bytes);
+                assertThat(ClusterSmokeTest.readAll(plinth, "/big")).isEqualTo(bytes);
             } finally {
                 second.destroy();
                 second.waitFor(30, TimeUnit.SECONDS);

@@ -85,13 +85,7 @@ class HsmArchivesIT {
     }
 
     private byte[] read(String path) {
-        try (PlinthFile file = plinth.open(path, false)) {
-            ByteBuffer buffer = ByteBuffer.allocate((int) file.size());
-            while (buffer.hasRemaining() && file.read(buffer.position(), buffer) > 0) {
-                // until full
-            }
-            return buffer.array();
-        }
+        return dev.plinth.integration.ClusterSmokeTest.readAll(plinth, path);
     }
 
     private HsmState settle(long inode) throws InterruptedException {

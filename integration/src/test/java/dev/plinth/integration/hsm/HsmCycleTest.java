@@ -73,13 +73,7 @@ class HsmCycleTest {
     }
 
     private byte[] read(String path) {
-        try (PlinthFile file = plinth.open(path, false)) {
-            ByteBuffer buffer = ByteBuffer.allocate((int) file.size());
-            while (buffer.hasRemaining() && file.read(buffer.position(), buffer) > 0) {
-                // reads until full
-            }
-            return buffer.array();
-        }
+        return dev.plinth.integration.ClusterSmokeTest.readAll(plinth, path);
     }
 
     private long inode(String path) {
