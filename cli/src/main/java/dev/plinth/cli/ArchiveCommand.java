@@ -1,7 +1,7 @@
 package dev.plinth.cli;
 
 import dev.plinth.client.PlinthClient;
-import dev.plinth.server.Json;
+import dev.plinth.common.Json;
 import dev.plinth.wire.messages.MgmtMessages.ArchiveInfo;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -281,7 +281,7 @@ final class FsCommand {
                         hsm.remove("path");
                         out.put("hsm", hsm);
                     }
-                    System.out.println(dev.plinth.server.Json.write(out));
+                    System.out.println(dev.plinth.common.Json.write(out));
                     return 0;
                 }
                 System.out.printf("  path: %s%n", path);

@@ -1,6 +1,6 @@
 package dev.plinth.cli;
 
-import dev.plinth.server.Json;
+import dev.plinth.common.Json;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Layout;
 import dev.plinth.wire.messages.MetaMessages.Attributes;

@@ -8,7 +8,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.PlinthException;
 import dev.plinth.hsm.HsmMover;
-import dev.plinth.server.Json;
+import dev.plinth.common.Json;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

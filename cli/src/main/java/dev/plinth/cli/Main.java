@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
                 PoolCommand.class,
                 ArchiveCommand.class,
                 HsmCommand.class,
+                CheckpointCommand.class,
                 DfCommand.class,
                 StatusCommand.class,
                 TopCommand.class,

@@ -1,7 +1,7 @@
 package dev.plinth.cli;
 
 import dev.plinth.server.ClusterStatus;
-import dev.plinth.server.Json;
+import dev.plinth.common.Json;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MetaMessages.StatFsReply;

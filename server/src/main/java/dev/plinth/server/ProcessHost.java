@@ -1,5 +1,6 @@
 package dev.plinth.server;
 
+import dev.plinth.common.Json;
 import static java.util.Objects.requireNonNull;
 
 import dev.plinth.common.Clock;

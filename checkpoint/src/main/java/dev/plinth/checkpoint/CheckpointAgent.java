@@ -1,0 +1,236 @@
+package dev.plinth.checkpoint;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Sizes;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * Moves committed checkpoints from a node's staging directory to Plinth and down the tiers: uploads
+ * each committed rank (hard-linking files unchanged since the previous step), completes the step
+ * once every rank is there, notes it durable in staging, keeps the newest {@code keepLocal} steps
+ * on local disk, archives every {@code archiveEvery}-th step through HSM, releases archived steps
+ * beyond the newest {@code keepHot} from the hot tier, and removes steps beyond {@code keepCold}
+ * (0: keep all). It keeps no state of its own: each pass reads staging and Plinth, so a restarted
+ * agent resumes where the last one stopped and several agents (one per node) share a destination.
+ */
+public final class CheckpointAgent {
+    /** The agent's settings; see {@code plinth checkpoint agent --help}. */
+    public record Options(Path staging, String dest, int keepLocal, int keepHot, int keepCold, int archiveEvery, int archiveId,
+                          int parallel, long pollMillis) {
+        public Options {
+            if (keepLocal < 0 || keepHot < 1 || keepCold < 0 || archiveEvery < 0 || parallel < 1) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT,
+                        "--keep-local and --keep-cold must be 0 or more, --keep-hot and --parallel 1 or more, --archive-every 0 or more");
+            }
+        }
+
+        public static Options defaults(Path staging, String dest) {
+            return new Options(staging, dest, 2, 3, 0, 0, 1, 4, 500);
+        }
+    }
+
+    private final Options options;
+    private final LocalStaging staging;
+    private final PlinthCheckpoints store;
+    private final Consumer<String> report;
+    private static final long TIER_PASS_NANOS = 5_000_000_000L;
+    private long lastTierPass = System.nanoTime() - TIER_PASS_NANOS;
+
+    public CheckpointAgent(PlinthClient plinth, Options options, Consumer<String> report) {
+        this.options = options;
+        this.staging = new LocalStaging(options.staging());
+        this.store = new PlinthCheckpoints(plinth, options.dest());
+        this.report = report;
+    }
+
+    /** Runs passes until {@code stop} says so, a pass every pollMillis; a failed pass is reported and retried. */
+    public void run(BooleanSupplier stop) throws InterruptedException {
+        prepareDestination();
+        while (!stop.getAsBoolean()) {
+            try {
+                pass();
+            } catch (PlinthException | IOException | java.io.UncheckedIOException e) {
+                report.accept("checkpoint agent: " + e.getMessage() + " (retrying)");
+                Thread.sleep(Math.max(options.pollMillis(), 1000));
+            }
+            Thread.sleep(options.pollMillis());
+        }
+    }
+
+    /**
+     * Makes the destination if it is missing, striped over every target of its pool in 4 MiB
+     * stripes: a checkpoint is a burst of large files, written fastest by all targets at once.
+     * An existing destination keeps the layout its owner gave it.
+     */
+    public void prepareDestination() {
+        PlinthClient plinth = store.client();
+        if (plinth.exists(options.dest())) {
+            return;
+        }
+        plinth.mkdirs(options.dest(), 0755);
+        Layout inherited = plinth.stat(options.dest()).layout();
+        if (inherited == null) {
+            inherited = plinth.stat("/").layout();
+        }
+        if (inherited == null) {
+            return;
+        }
+        var pool = plinth.clusterMap().pool(inherited.pool());
+        int targets = pool == null ? inherited.stripeCount() : Math.max(1, pool.targetIds().size());
+        Layout burst = new Layout(Math.min(targets, Layout.STRIPE_COUNT_MAX), Math.max(inherited.stripeSizeBytes(), 4 << 20),
+                inherited.chunkSizeBytes(), inherited.pool(), inherited.replicas(), List.of(), inherited.mdtBytes()).validate();
+        plinth.setLayout(options.dest(), burst);
+    }
+
+    /** What one pass did. */
+    public record Pass(List<Long> completed, int uploadedParts, int removedLocal, int archiveRequested, int released, int removed) {}
+
+    public Pass pass() throws IOException {
+        return pass(false);
+    }
+
+    /** One pass; {@code walkTiers} walks the tiers (archive, release, remove) now rather than when they are due. */
+    public Pass pass(boolean walkTiers) throws IOException {
+        staging.removeLeftovers();
+        List<String> problems = new ArrayList<>();
+        List<LocalStaging.Part> parts = staging.committedParts(problems);
+        problems.forEach(problem -> report.accept("checkpoint agent: skipping " + problem));
+        List<Long> completed = new ArrayList<>();
+        int uploaded = 0;
+        for (LocalStaging.Part part : parts) {
+            if (staging.durable(part.step())) {
+                continue;
+            }
+            if (store.completeStep(part.step()) == null) {
+                upload(part);
+                uploaded++;
+            }
+            PlinthCheckpoints.StoredStep complete = store.tryComplete(part.step(), options.archiveEvery());
+            if (complete != null) {
+                staging.markDurable(part.step());
+                if (!completed.contains(part.step())) {
+                    completed.add(part.step());
+                    report.accept(String.format(Locale.ROOT, "%s: complete on Plinth (%d rank(s), %s, sequence %d%s)",
+                            CheckpointNames.step(part.step()), complete.marker().worldSize(), Sizes.format(complete.marker().bytes()),
+                            complete.marker().sequence(), complete.marker().archive() ? ", to be archived" : ""));
+                }
+            }
+        }
+        int removedLocal = pruneLocal(parts);
+        // the tiers are walked file by file: after a step completes, and otherwise every few seconds (archives take a while)
+        long now = System.nanoTime();
+        if (!walkTiers && completed.isEmpty() && now - lastTierPass < TIER_PASS_NANOS) {
+            return new Pass(completed, uploaded, removedLocal, 0, 0, 0);
+        }
+        lastTierPass = now;
+        List<PlinthCheckpoints.StoredStep> steps = store.completeSteps();
+        int archiving = archive(steps);
+        int[] pruned = pruneTiers(steps);
+        return new Pass(completed, uploaded, removedLocal, archiving, pruned[0], pruned[1]);
+    }
+
+    private void upload(LocalStaging.Part part) throws IOException {
+        PlinthCheckpoints.StoredStep previous = store.completeSteps().stream()
+                .filter(step -> step.step() < part.step()).reduce((first, second) -> second).orElse(null);
+        long total = part.manifest().bytes();
+        String name = CheckpointNames.step(part.step()) + (part.worldSize() == 1 ? "" : " rank " + part.rank());
+        report.accept(String.format(Locale.ROOT, "%s: uploading %d file(s), %s", name, part.manifest().files().size(), Sizes.format(total)));
+        AtomicLong done = new AtomicLong();
+        long started = System.nanoTime();
+        AtomicLong lastReport = new AtomicLong(started);
+        PlinthCheckpoints.UploadResult result = store.upload(part, previous, options.parallel(), bytes -> {
+            long now = System.nanoTime();
+            long sofar = done.addAndGet(bytes);
+            long last = lastReport.get();
+            if (now - last > 2_000_000_000L && lastReport.compareAndSet(last, now)) {
+                report.accept(String.format(Locale.ROOT, "%s: %d%% (%s of %s)", name, total == 0 ? 100 : sofar * 100 / total,
+                        Sizes.format(sofar), Sizes.format(total)));
+            }
+        });
+        double seconds = Math.max(1e-9, (System.nanoTime() - started) / 1e9);
+        report.accept(String.format(Locale.ROOT, "%s: uploaded in %.2f s: %s written (%s/s), %s linked to %s, %s verified from an earlier run",
+                name, seconds, Sizes.format(result.writtenBytes()), Sizes.format((long) (result.writtenBytes() / seconds)),
+                Sizes.format(result.linkedBytes()), previous == null ? "no earlier step" : CheckpointNames.step(previous.step()),
+                Sizes.format(result.reusedBytes())));
+    }
+
+    /** Keeps the newest keepLocal committed steps in staging; older ones go once Plinth has them (never before). */
+    private int pruneLocal(List<LocalStaging.Part> parts) throws IOException {
+        List<Long> steps = parts.stream().map(LocalStaging.Part::step).distinct().sorted(Comparator.reverseOrder()).toList();
+        int removed = 0;
+        for (int i = options.keepLocal(); i < steps.size(); i++) {
+            long step = steps.get(i);
+            if (staging.durable(step)) {
+                staging.remove(step);
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private int archive(List<PlinthCheckpoints.StoredStep> steps) {
+        int requested = 0;
+        for (PlinthCheckpoints.StoredStep step : steps) {
+            if (step.marker().archive()) {
+                requested += store.requestArchive(step, options.archiveId());
+            }
+        }
+        return requested;
+    }
+
+    /**
+     * The newest keepHot steps stay hot. An older step to be archived is released once archived
+     * (it stays listed, restorable from cold); an older step never to be archived is removed, as
+     * keepHot bounds what the hot tier holds. Beyond keepCold, steps are removed entirely.
+     */
+    private int[] pruneTiers(List<PlinthCheckpoints.StoredStep> steps) {
+        List<PlinthCheckpoints.StoredStep> newestFirst = new ArrayList<>(steps);
+        newestFirst.sort(Comparator.comparingLong(PlinthCheckpoints.StoredStep::step).reversed());
+        if (newestFirst.size() <= options.keepHot()) {
+            return new int[] {0, 0};
+        }
+        List<PlinthCheckpoints.StoredStep> kept = newestFirst.subList(0, options.keepHot());
+        Set<Long> keptInodes = new HashSet<>(store.inodes(kept));
+        int released = 0;
+        int removed = 0;
+        int toArchive = 0;
+        for (int i = 0; i < newestFirst.size(); i++) {
+            PlinthCheckpoints.StoredStep step = newestFirst.get(i);
+            if (step.marker().archive()) {
+                toArchive++;
+            }
+            if (i < options.keepHot()) {
+                continue;
+            }
+            if (!step.marker().archive()) {
+                store.remove(step.step());
+                removed++;
+                report.accept(CheckpointNames.step(step.step()) + ": removed (beyond --keep-hot, not to be archived)");
+            } else if (options.keepCold() > 0 && toArchive > options.keepCold()) {
+                store.remove(step.step());
+                removed++;
+                report.accept(CheckpointNames.step(step.step()) + ": removed (beyond --keep-cold)");
+            } else if (store.archived(step)) {
+                int count = store.release(step, keptInodes);
+                if (count > 0) {
+                    released += count;
+                    report.accept(CheckpointNames.step(step.step()) + ": released " + count + " file(s) from the hot tier (archived)");
+                }
+            }
+        }
+        return new int[] {released, removed};
+    }
+}
