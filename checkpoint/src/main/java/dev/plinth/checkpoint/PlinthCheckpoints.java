@@ -303,6 +303,7 @@ public final class PlinthCheckpoints {
                 file.write(offset, buffer);
                 offset += read;
                 progress.accept(read);
+                dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.CHECKPOINT_BLOCK_DELAY_MILLIS);
             }
             file.fsync();
             file.publish(directory.inodeId(), null, dev.plinth.common.Names.lastName(target), false,

@@ -13,11 +13,14 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>The points: {@code storage.register-delay-millis} (a storage node waits this long after its
  * listener opened before it registers with mgmt); {@code hsm.part-delay-millis} (a mover waits
- * this long after each part it archived or restored, so a test can kill it mid-copy).
+ * this long after each part it archived or restored, so a test can kill it mid-copy);
+ * {@code checkpoint.block-delay-millis} (the checkpoint agent waits this long after each block it
+ * uploads, so a test can kill it mid-upload).
  */
 public final class FaultPoints {
     public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
     public static final String HSM_PART_DELAY_MILLIS = "hsm.part-delay-millis";
+    public static final String CHECKPOINT_BLOCK_DELAY_MILLIS = "checkpoint.block-delay-millis";
 
     private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
 
