@@ -58,14 +58,37 @@ def _committed(staging, step, rank, world_size):
 
 
 def tmp_dir(staging, step, rank=0, world_size=1):
-    """Returns an empty directory to write this rank's part of ``step`` into (left-overs of a writer that died are removed)."""
+    """Returns an empty directory to write this rank's part of ``step`` into.
+
+    What a writer that died left of this step, and this rank's uncommitted directories of earlier
+    steps (a writer killed, or refused by a full disk), are removed first.
+    """
     _check(step, rank, world_size)
     if os.path.exists(_committed(staging, step, rank, world_size)):
         raise FileExistsError("%s is already committed; a committed step never changes" % _committed(staging, step, rank, world_size))
+    _remove_abandoned(staging, step, rank, world_size)
     path = _uncommitted(staging, step, rank, world_size)
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
     return path
+
+
+def abort(staging, step, rank=0, world_size=1):
+    """Removes what was written of ``step`` without committing it (after a failed save, say on a full disk)."""
+    _check(step, rank, world_size)
+    shutil.rmtree(_uncommitted(staging, step, rank, world_size), ignore_errors=True)
+
+
+def _remove_abandoned(staging, step, rank, world_size):
+    if not os.path.isdir(staging):
+        return
+    for name in os.listdir(staging):
+        if not name.startswith("step-"):
+            continue
+        if world_size == 1 and name.endswith(".tmp") and name[5:-4].isdigit() and int(name[5:-4]) < step:
+            shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
+        elif world_size > 1 and name[5:].isdigit() and int(name[5:]) < step:
+            shutil.rmtree(os.path.join(staging, name, rank_name(rank) + ".tmp"), ignore_errors=True)
 
 
 def _fsync(path):

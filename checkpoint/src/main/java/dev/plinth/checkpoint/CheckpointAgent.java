@@ -58,7 +58,6 @@ public final class CheckpointAgent {
 
     /** Runs passes until {@code stop} says so, a pass every pollMillis; a failed pass is reported and retried. */
     public void run(BooleanSupplier stop) throws InterruptedException {
-        prepareDestination();
         while (!stop.getAsBoolean()) {
             try {
                 pass();
@@ -104,6 +103,7 @@ public final class CheckpointAgent {
 
     /** One pass; {@code walkTiers} walks the tiers (archive, release, remove) now rather than when they are due. */
     public Pass pass(boolean walkTiers) throws IOException {
+        prepareDestination();
         staging.removeLeftovers();
         List<String> problems = new ArrayList<>();
         List<LocalStaging.Part> parts = staging.committedParts(problems);

@@ -61,7 +61,10 @@ public final class CheckpointWriter implements AutoCloseable {
         return begin(step, 0, 1);
     }
 
-    /** This rank's part of {@code step}, in a job of {@code worldSize} ranks. A directory left by a writer that died is started over. */
+    /**
+     * This rank's part of {@code step}, in a job of {@code worldSize} ranks. A directory left by a
+     * writer that died is started over, and this rank's uncommitted leftovers of earlier steps go.
+     */
     public Checkpoint begin(long step, int rank, int worldSize) throws IOException {
         new RankManifest(step, rank, worldSize, List.of()); // checks the numbers
         Path directory = staging.uncommitted(step, rank, worldSize);
@@ -69,6 +72,7 @@ public final class CheckpointWriter implements AutoCloseable {
             throw new java.nio.file.FileAlreadyExistsException(staging.committed(step, rank, worldSize).toString(), null,
                     "step already committed; a committed step never changes");
         }
+        staging.removeAbandoned(step, rank, worldSize);
         LocalStaging.deleteTree(directory);
         Files.createDirectories(directory);
         return new Checkpoint(step, rank, worldSize, directory);
@@ -192,7 +196,8 @@ public final class CheckpointWriter implements AutoCloseable {
 
         /**
          * Commits the step once every write is done: manifest with sizes and CRC32C, fsync, rename.
-         * The future gives the committed directory; it fails (and nothing is committed) if a write failed.
+         * The future gives the committed directory; if a write or the commit failed (a full disk),
+         * it fails, nothing is committed, and what was written of the step is removed.
          */
         public CompletableFuture<Path> commit() {
             CompletableFuture<?>[] pending;
@@ -206,6 +211,14 @@ public final class CheckpointWriter implements AutoCloseable {
                     return staging.committed(step, rank, worldSize);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
+                }
+            }, io).whenCompleteAsync((committed, failure) -> {
+                if (failure != null) {
+                    try {
+                        LocalStaging.deleteTree(directory);
+                    } catch (IOException e) {
+                        failure.addSuppressed(e);
+                    }
                 }
             }, io);
         }

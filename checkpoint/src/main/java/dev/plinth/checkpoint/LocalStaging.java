@@ -50,6 +50,25 @@ public final class LocalStaging {
                 : root.resolve(CheckpointNames.step(step)).resolve(CheckpointNames.rank(rank) + CheckpointNames.TMP_SUFFIX);
     }
 
+    /**
+     * Removes what this rank's writer left of steps before {@code step} that it never committed (a
+     * writer killed, or refused by a full disk): a writer that begins step N will not finish an
+     * earlier one, and on a small staging disk those leftovers are what keeps the next step out.
+     */
+    public void removeAbandoned(long step, int rank, int worldSize) throws IOException {
+        for (Path child : children(root)) {
+            String name = child.getFileName().toString();
+            OptionalLong uncommitted = CheckpointNames.parseUncommittedStep(name);
+            if (worldSize == 1 && uncommitted.isPresent() && uncommitted.getAsLong() < step) {
+                deleteTree(child);
+            }
+            OptionalLong earlier = CheckpointNames.parseStep(name);
+            if (worldSize > 1 && earlier.isPresent() && earlier.getAsLong() < step) {
+                deleteTree(child.resolve(CheckpointNames.rank(rank) + CheckpointNames.TMP_SUFFIX));
+            }
+        }
+    }
+
     public Path committed(long step, int rank, int worldSize) {
         return worldSize == 1 ? root.resolve(CheckpointNames.step(step))
                 : root.resolve(CheckpointNames.step(step)).resolve(CheckpointNames.rank(rank));

@@ -33,6 +33,7 @@ public final class Prerequisites {
     public static final Need S3CMD = new Need("/usr/bin/s3cmd", "Debian package s3cmd");
     public static final Need RCLONE = new Need("/usr/bin/rclone", "Debian package rclone");
     public static final Need BOTO3 = new Need("/usr/lib/python3/dist-packages/boto3", "Debian package python3-boto3");
+    public static final Need TORCH = new Need("/usr/lib/python3/dist-packages/torch", "Debian package python3-torch");
     public static final Need PROMTOOL = new Need("/usr/bin/promtool", "Debian package prometheus");
     public static final Need PROMETHEUS = new Need("/usr/bin/prometheus", "Debian package prometheus");
     public static final Need CHROMIUM = new Need("/usr/bin/chromium", "Debian package chromium");
