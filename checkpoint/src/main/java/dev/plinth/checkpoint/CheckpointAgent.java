@@ -28,8 +28,21 @@ import java.util.function.Consumer;
  */
 public final class CheckpointAgent {
     /** The agent's settings; see {@code plinth checkpoint agent --help}. */
+    /** How often the staging directory is looked at: a committed step waits this long, at most, for its upload to start. */
+    public static final long POLL_MILLIS = 100;
+    /** How long one upload pauses, in all, for trainers writing. */
+    public static final long MAX_YIELD_MILLIS = 600_000;
+    private static final long WRITING_RECENT_MILLIS = 1000;
+    private static final long YIELD_CHECK_NANOS = 50_000_000L;
+
+    /**
+     * The agent's settings. {@code yieldToWriters}: uploads pause while a trainer is writing a step
+     * into staging (a .tmp directory changed in the last second), so that the trainer, which GPUs
+     * wait for, has the disk and the CPUs; the pause ends when the step is committed, or after
+     * {@link #MAX_YIELD_MILLIS} so that uploads never starve.
+     */
     public record Options(Path staging, String dest, int keepLocal, int keepHot, int keepCold, int archiveEvery, int archiveId,
-                          int parallel, long pollMillis) {
+                          int parallel, long pollMillis, boolean yieldToWriters) {
         public Options {
             if (keepLocal < 0 || keepHot < 1 || keepCold < 0 || archiveEvery < 0 || parallel < 1) {
                 throw new PlinthException(ErrorCode.INVALID_ARGUMENT,
@@ -38,7 +51,7 @@ public final class CheckpointAgent {
         }
 
         public static Options defaults(Path staging, String dest) {
-            return new Options(staging, dest, 2, 3, 0, 0, 1, 4, 500);
+            return new Options(staging, dest, 2, 3, 0, 0, 1, 4, POLL_MILLIS, true);
         }
     }
 
@@ -114,7 +127,7 @@ public final class CheckpointAgent {
             if (staging.durable(part.step())) {
                 continue;
             }
-            if (store.completeStep(part.step()) == null) {
+            if (store.completeStep(part.step()) == null && !store.uploaded(part)) {
                 upload(part);
                 uploaded++;
             }
@@ -151,6 +164,7 @@ public final class CheckpointAgent {
         AtomicLong done = new AtomicLong();
         long started = System.nanoTime();
         AtomicLong lastReport = new AtomicLong(started);
+        Yield yield = new Yield();
         PlinthCheckpoints.UploadResult result = store.upload(part, previous, options.parallel(), bytes -> {
             long now = System.nanoTime();
             long sofar = done.addAndGet(bytes);
@@ -159,12 +173,43 @@ public final class CheckpointAgent {
                 report.accept(String.format(Locale.ROOT, "%s: %d%% (%s of %s)", name, total == 0 ? 100 : sofar * 100 / total,
                         Sizes.format(sofar), Sizes.format(total)));
             }
-        });
+        }, yield::pauseWhileWriting);
         double seconds = Math.max(1e-9, (System.nanoTime() - started) / 1e9);
-        report.accept(String.format(Locale.ROOT, "%s: uploaded in %.2f s: %s written (%s/s), %s linked to %s, %s verified from an earlier run",
+        report.accept(String.format(Locale.ROOT, "%s: uploaded in %.2f s: %s written (%s/s), %s linked to %s, %s verified from an earlier run%s",
                 name, seconds, Sizes.format(result.writtenBytes()), Sizes.format((long) (result.writtenBytes() / seconds)),
                 Sizes.format(result.linkedBytes()), previous == null ? "no earlier step" : CheckpointNames.step(previous.step()),
-                Sizes.format(result.reusedBytes())));
+                Sizes.format(result.reusedBytes()), yield.pausedNanos == 0 ? ""
+                        : String.format(Locale.ROOT, "; paused %.2f s for the trainer's writes", yield.pausedNanos / 1e9)));
+    }
+
+    /** Pauses an upload while the trainer writes a step (see {@link Options#yieldToWriters}); shared by an upload's threads. */
+    private final class Yield {
+        private long lastCheckNanos;
+        private long pausedNanos;
+
+        synchronized void pauseWhileWriting() {
+            if (!options.yieldToWriters() || pausedNanos >= MAX_YIELD_MILLIS * 1_000_000L) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (now - lastCheckNanos < YIELD_CHECK_NANOS) {
+                return;
+            }
+            lastCheckNanos = now;
+            try {
+                while (staging.beingWritten(WRITING_RECENT_MILLIS) && pausedNanos < MAX_YIELD_MILLIS * 1_000_000L) {
+                    Thread.sleep(YIELD_CHECK_NANOS / 1_000_000L);
+                    long after = System.nanoTime();
+                    pausedNanos += after - lastCheckNanos;
+                    lastCheckNanos = after;
+                }
+            } catch (IOException e) {
+                // staging unreadable for a moment: upload on
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PlinthException(ErrorCode.INTERRUPTED, "upload interrupted");
+            }
+        }
     }
 
     /** Keeps the newest keepLocal committed steps in staging; older ones go once Plinth has them (never before). */

@@ -174,6 +174,43 @@ public final class LocalStaging {
         return steps.stream().distinct().sorted().toList();
     }
 
+    /**
+     * Whether a trainer is writing a step now: some uncommitted directory, or a file in it, changed
+     * within the last {@code recentMillis}. A directory left by a writer that died stops counting
+     * once it has been still that long.
+     */
+    public boolean beingWritten(long recentMillis) throws IOException {
+        long since = System.currentTimeMillis() - recentMillis;
+        for (Path child : children(root)) {
+            String name = child.getFileName().toString();
+            if (CheckpointNames.parseUncommittedStep(name).isPresent() && changedSince(child, since)) {
+                return true;
+            }
+            if (CheckpointNames.parseStep(name).isPresent() && Files.isDirectory(child)) {
+                for (Path rank : children(child)) {
+                    if (rank.getFileName().toString().endsWith(CheckpointNames.TMP_SUFFIX) && changedSince(rank, since)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean changedSince(Path directory, long sinceMillis) throws IOException {
+        try (Stream<Path> walk = Files.walk(directory, 4)) {
+            return walk.anyMatch(path -> {
+                try {
+                    return Files.getLastModifiedTime(path).toMillis() >= sinceMillis;
+                } catch (IOException e) {
+                    return false; // gone meanwhile (committed, removed)
+                }
+            });
+        } catch (NoSuchFileException | java.io.UncheckedIOException e) {
+            return false;
+        }
+    }
+
     public boolean durable(long step) {
         return Files.exists(root.resolve(DURABLE).resolve(CheckpointNames.step(step)));
     }

@@ -174,14 +174,16 @@ public final class PlinthCheckpoints {
      * there. Files are written unnamed and named once complete and durable; a file equal (size and
      * CRC32C) to the same file of {@code previous} is hard-linked to it instead of written; a file
      * already uploaded by an earlier, interrupted run is read back and kept if it matches.
-     * {@code parallel} files are written at once. Returns when the rank is committed on Plinth.
+     * {@code parallel} files are written at once; {@code beforeBlock} runs before each block is
+     * read (the agent pauses there while a trainer writes). Returns when the rank is committed on Plinth.
      */
-    public UploadResult upload(LocalStaging.Part part, StoredStep previous, int parallel, LongConsumer progress) throws IOException {
+    public UploadResult upload(LocalStaging.Part part, StoredStep previous, int parallel, LongConsumer progress, Runnable beforeBlock)
+            throws IOException {
         String partial = path(CheckpointNames.partial(part.step()));
         ensureDirectory(partial);
         boolean single = part.worldSize() == 1;
         String committedRank = single ? partial : partial + "/" + CheckpointNames.rank(part.rank());
-        if (single ? plinth.exists(partial + "/" + CheckpointNames.MANIFEST) : plinth.exists(committedRank)) {
+        if (uploaded(part)) {
             return new UploadResult(0, 0, 0, 0);
         }
         String work = single ? partial : partial + "/" + CheckpointNames.rank(part.rank()) + CheckpointNames.TMP_SUFFIX;
@@ -224,7 +226,7 @@ public final class PlinthCheckpoints {
                     return new RankManifest.FileEntry(entry.path(), entry.size(), known);
                 }
             }
-            long sent = writeFile(local, target, progress);
+            long sent = writeFile(local, target, progress, beforeBlock);
             if (crc != null && sent != crc) {
                 plinth.delete(target);
                 throw LocalStaging.mismatch(local + ": CRC32C " + hex(sent) + ", its manifest says " + hex(crc)
@@ -245,6 +247,13 @@ public final class PlinthCheckpoints {
             }
         }
         return new UploadResult(written.get(), linked.get(), reused.get(), uploaded.size());
+    }
+
+    /** Whether the part is committed in its step's partial directory (or the step is complete). */
+    public boolean uploaded(LocalStaging.Part part) {
+        String partial = path(CheckpointNames.partial(part.step()));
+        return part.worldSize() == 1 ? plinth.exists(partial + "/" + CheckpointNames.MANIFEST)
+                : plinth.exists(partial + "/" + CheckpointNames.rank(part.rank()));
     }
 
     private Map<String, RankManifest.FileEntry> previousFiles(StoredStep previous, LocalStaging.Part part) {
@@ -285,7 +294,7 @@ public final class PlinthCheckpoints {
     }
 
     /** Writes a local file to Plinth unnamed, makes it durable, then names it; returns the CRC32C of what was sent. */
-    private long writeFile(Path local, String target, LongConsumer progress) throws IOException {
+    private long writeFile(Path local, String target, LongConsumer progress, Runnable beforeBlock) throws IOException {
         Attributes directory = plinth.stat(dev.plinth.common.Names.parent(target));
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         try (FileChannel in = FileChannel.open(local, StandardOpenOption.READ);
@@ -293,6 +302,7 @@ public final class PlinthCheckpoints {
             ByteBuffer buffer = ByteBuffer.allocate(IO_BYTES);
             long offset = 0;
             while (true) {
+                beforeBlock.run();
                 buffer.clear();
                 int read = in.read(buffer);
                 if (read < 0) {

@@ -64,6 +64,22 @@ class LocalStagingTest {
     }
 
     @Test
+    void aStepIsBeingWrittenUntilItsDirectoryIsStill() throws Exception {
+        LocalStaging local = new LocalStaging(staging);
+        assertThat(local.beingWritten(1000)).isFalse();
+        Path rank = Files.createDirectories(local.uncommitted(3, 1, 4));
+        Files.write(rank.resolve("shard.pt"), new byte[10]);
+        assertThat(local.beingWritten(1000)).isTrue();
+        java.nio.file.attribute.FileTime old = java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 5000);
+        for (Path path : List.of(rank.resolve("shard.pt"), rank, rank.getParent())) {
+            Files.setLastModifiedTime(path, old);
+        }
+        assertThat(local.beingWritten(1000)).as("a writer that died stops counting").isFalse();
+        local.commit(3, 1, 4);
+        assertThat(local.beingWritten(1000)).isFalse();
+    }
+
+    @Test
     void theWriterStaysWithinItsBudgetAndCommitsNothingAfterAFailedWrite() throws Exception {
         byte[] big = new byte[5 << 20];
         new java.util.Random(1).nextBytes(big);

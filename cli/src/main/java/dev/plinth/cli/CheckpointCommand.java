@@ -58,11 +58,14 @@ final class CheckpointCommand {
         int parallel = 4;
         @Option(names = "--once", description = "Do one pass (upload, complete, prune) and exit.")
         boolean once;
+        @Option(names = "--no-yield", description = {"Upload even while a trainer writes a step into staging. By default uploads pause",
+                "then (up to 10 minutes each), so that the trainer, which the GPUs wait for, has the disk and the CPUs."})
+        boolean noYield;
 
         @Override
         public Integer call() throws Exception {
             CheckpointAgent.Options options = new CheckpointAgent.Options(staging, dest, keepLocal, keepHot, keepCold, archiveEvery,
-                    archiveId, parallel, 500);
+                    archiveId, parallel, CheckpointAgent.POLL_MILLIS, !noYield);
             try (PlinthClient plinth = client.connect()) {
                 CheckpointAgent agent = new CheckpointAgent(plinth, options, line -> System.err.println("plinth checkpoint: " + line));
                 if (once) {

@@ -55,7 +55,7 @@ class CheckpointPythonIT {
     }
 
     private void startAgent(Path staging, String dest) {
-        CheckpointAgent agent = new CheckpointAgent(plinth, new CheckpointAgent.Options(staging, dest, 2, 3, 0, 0, 1, 2, 100),
+        CheckpointAgent agent = new CheckpointAgent(plinth, new CheckpointAgent.Options(staging, dest, 2, 3, 0, 0, 1, 2, 100, true),
                 System.out::println);
         agents.add(Thread.ofPlatform().name("agent " + dest).start(() -> {
             try {

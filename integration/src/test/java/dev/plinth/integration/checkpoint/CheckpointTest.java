@@ -64,7 +64,7 @@ class CheckpointTest {
 
     private CheckpointAgent agent(Path staging, String dest, int keepLocal, int keepHot, int keepCold, int archiveEvery) {
         CheckpointAgent agent = new CheckpointAgent(plinth, new CheckpointAgent.Options(staging, dest, keepLocal, keepHot, keepCold,
-                archiveEvery, 1, 2, 100), reported::add);
+                archiveEvery, 1, 2, 100, true), reported::add);
         agent.prepareDestination();
         return agent;
     }
