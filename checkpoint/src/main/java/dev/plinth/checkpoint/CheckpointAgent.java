@@ -10,8 +10,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -61,6 +63,19 @@ public final class CheckpointAgent {
     private final Consumer<String> report;
     private static final long TIER_PASS_NANOS = 5_000_000_000L;
     private long lastTierPass = System.nanoTime() - TIER_PASS_NANOS;
+    private static final long WARN_INTERVAL_NANOS = 60_000_000_000L;
+    /** Problems reported, and when: bounded, the oldest forgotten first. */
+    private final Map<String, Long> lastWarned = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > 1000;
+        }
+    };
+    /** Steps seen fully archived: not walked for archiving again (an optimisation; a restarted agent walks them once). */
+    private final Set<Long> archivedSteps = new HashSet<>();
+    /** Steps beyond --keep-hot released as far as they can be, for the kept steps they were released beside. */
+    private final Set<Long> settledSteps = new HashSet<>();
+    private List<Long> settledFor = List.of();
 
     public CheckpointAgent(PlinthClient plinth, Options options, Consumer<String> report) {
         this.options = options;
@@ -75,7 +90,7 @@ public final class CheckpointAgent {
             try {
                 pass();
             } catch (PlinthException | IOException | java.io.UncheckedIOException e) {
-                report.accept("checkpoint agent: " + e.getMessage() + " (retrying)");
+                warn("pass", "checkpoint agent: " + e.getMessage() + " (retrying)");
                 Thread.sleep(Math.max(options.pollMillis(), 1000));
             }
             Thread.sleep(options.pollMillis());
@@ -120,18 +135,26 @@ public final class CheckpointAgent {
         staging.removeLeftovers();
         List<String> problems = new ArrayList<>();
         List<LocalStaging.Part> parts = staging.committedParts(problems);
-        problems.forEach(problem -> report.accept("checkpoint agent: skipping " + problem));
+        problems.forEach(problem -> warn(problem, "skipping " + problem));
         List<Long> completed = new ArrayList<>();
         int uploaded = 0;
         for (LocalStaging.Part part : parts) {
             if (staging.durable(part.step())) {
                 continue;
             }
-            if (store.completeStep(part.step()) == null && !store.uploaded(part)) {
-                upload(part);
-                uploaded++;
+            PlinthCheckpoints.StoredStep complete;
+            try {
+                if (store.completeStep(part.step()) == null && !store.uploaded(part)) {
+                    upload(part);
+                    uploaded++;
+                }
+                complete = store.tryComplete(part.step(), options.archiveEvery());
+            } catch (PlinthException | IOException | java.io.UncheckedIOException e) {
+                // one step that cannot go (a staged file changed, ranks that disagree) does not hold up the others
+                String name = CheckpointNames.step(part.step()) + (part.worldSize() == 1 ? "" : " rank " + part.rank());
+                warn(name, name + ": not uploaded: " + e.getMessage());
+                continue;
             }
-            PlinthCheckpoints.StoredStep complete = store.tryComplete(part.step(), options.archiveEvery());
             if (complete != null) {
                 staging.markDurable(part.step());
                 if (!completed.contains(part.step())) {
@@ -150,6 +173,7 @@ public final class CheckpointAgent {
         }
         lastTierPass = now;
         List<PlinthCheckpoints.StoredStep> steps = store.completeSteps();
+        archivedSteps.retainAll(steps.stream().map(PlinthCheckpoints.StoredStep::step).toList());
         int archiving = archive(steps);
         int[] pruned = pruneTiers(steps);
         return new Pass(completed, uploaded, removedLocal, archiving, pruned[0], pruned[1]);
@@ -229,11 +253,25 @@ public final class CheckpointAgent {
     private int archive(List<PlinthCheckpoints.StoredStep> steps) {
         int requested = 0;
         for (PlinthCheckpoints.StoredStep step : steps) {
-            if (step.marker().archive()) {
-                requested += store.requestArchive(step, options.archiveId());
+            if (step.marker().archive() && !archivedSteps.contains(step.step())) {
+                int pending = store.requestArchive(step, options.archiveId());
+                requested += pending;
+                if (pending == 0) {
+                    archivedSteps.add(step.step()); // checkpoints do not change: archived stays archived
+                }
             }
         }
         return requested;
+    }
+
+    /** Reports a problem once a minute at most, however often a pass meets it. */
+    private void warn(String key, String message) {
+        long now = System.nanoTime();
+        Long last = lastWarned.get(key);
+        if (last == null || now - last > WARN_INTERVAL_NANOS) {
+            lastWarned.put(key, now);
+            report.accept(message + (last == null ? "" : " (still)"));
+        }
     }
 
     /**
@@ -248,6 +286,11 @@ public final class CheckpointAgent {
             return new int[] {0, 0};
         }
         List<PlinthCheckpoints.StoredStep> kept = newestFirst.subList(0, options.keepHot());
+        List<Long> keptSteps = kept.stream().map(PlinthCheckpoints.StoredStep::step).toList();
+        if (!keptSteps.equals(settledFor)) { // files shared with a step that left the hot set may be released now
+            settledSteps.clear();
+            settledFor = keptSteps;
+        }
         Set<Long> keptInodes = new HashSet<>(store.inodes(kept));
         int released = 0;
         int removed = 0;
@@ -268,8 +311,9 @@ public final class CheckpointAgent {
                 store.remove(step.step());
                 removed++;
                 report.accept(CheckpointNames.step(step.step()) + ": removed (beyond --keep-cold)");
-            } else if (store.archived(step)) {
+            } else if (!settledSteps.contains(step.step()) && store.archived(step)) {
                 int count = store.release(step, keptInodes);
+                settledSteps.add(step.step());
                 if (count > 0) {
                     released += count;
                     report.accept(CheckpointNames.step(step.step()) + ": released " + count + " file(s) from the hot tier (archived)");
