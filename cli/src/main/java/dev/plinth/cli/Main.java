@@ -24,6 +24,8 @@ import picocli.CommandLine.Command;
                 ArchiveCommand.class,
                 HsmCommand.class,
                 CheckpointCommand.class,
+                ShardsCommand.Pack.class,
+                ShardsCommand.Shards.class,
                 DfCommand.class,
                 StatusCommand.class,
                 TopCommand.class,
