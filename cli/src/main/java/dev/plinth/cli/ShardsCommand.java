@@ -80,7 +80,7 @@ final class ShardsCommand {
         Integer samplesPerShard;
         @Option(names = "--shard-size", paramLabel = "SIZE", description = "Shards up to SIZE bytes instead (e.g. 256M; at least one sample each).")
         String shardSize;
-        @Option(names = "--pattern", paramLabel = "PATTERN", description = "Shard names (default shard-%06d.tar).")
+        @Option(names = "--pattern", paramLabel = "PATTERN", description = "Shard names (default shard-%%06d.tar).")
         String pattern = "shard-%06d.tar";
         @Option(names = "--shuffle", description = "Shuffle the samples across shards (with --seed).")
         boolean shuffle;
@@ -125,7 +125,7 @@ final class ShardsCommand {
     }
 
     @Command(name = "shards", mixinStandardHelpOptions = true, description = "WebDataset shards made by `plinth pack`: check, summarize, fetch samples by key.",
-            subcommands = {Verify.class, Ls.class, Get.class})
+            subcommands = {Verify.class, Ls.class, Get.class, Read.class})
     static final class Shards {
     }
 
@@ -170,6 +170,60 @@ final class ShardsCommand {
                             Sizes.format(summary.bytes()));
                     summary.extensions().forEach((extension, count) -> System.out.printf(Locale.ROOT, "  .%-12s %d%n", extension, count));
                 }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "read", mixinStandardHelpOptions = true,
+            description = {"Stream every sample of a pack as a training job would (the Java ShardStream: shard shuffle, splits, read-ahead)",
+                    "and report samples/s and MiB/s: how fast this node reads the dataset."})
+    static final class Read implements Callable<Integer> {
+        @Mixin
+        ClientMixin client;
+        @Parameters(paramLabel = "DEST")
+        String dest;
+        @Option(names = "--pattern", paramLabel = "PATTERN", description = "Shards to read: braces or a glob (default *.tar).")
+        String pattern = "*.tar";
+        @Option(names = "--workers", paramLabel = "W", description = "Streams at once, each a split of the shards (default 4).")
+        int workers = 4;
+        @Option(names = "--seed", paramLabel = "S", description = "Shard shuffle seed (default 0).")
+        long seed;
+        @Option(names = "--shuffle-buffer", paramLabel = "N", description = "Samples in each stream's shuffle buffer (default 0).")
+        int shuffleBuffer;
+
+        @Override
+        public Integer call() throws Exception {
+            try (Places places = new Places(client)) {
+                List<Path> shards = dev.plinth.datasets.ShardStream.expand(places.resolve(dest), pattern);
+                AtomicLong samples = new AtomicLong();
+                AtomicLong bytes = new AtomicLong();
+                long started = System.nanoTime();
+                List<Thread> threads = new java.util.ArrayList<>();
+                List<Throwable> failures = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+                for (int worker = 0; worker < workers; worker++) {
+                    int split = worker;
+                    threads.add(Thread.ofPlatform().name("read-" + worker).start(() -> {
+                        try (dev.plinth.datasets.ShardStream stream = dev.plinth.datasets.ShardStream.of(shards).seed(seed)
+                                .worker(split, workers).shuffleBuffer(shuffleBuffer).open()) {
+                            stream.forEachRemaining(sample -> {
+                                samples.incrementAndGet();
+                                sample.members().values().forEach(member -> bytes.addAndGet(member.length));
+                            });
+                        } catch (Throwable e) {
+                            failures.add(e);
+                        }
+                    }));
+                }
+                for (Thread thread : threads) {
+                    thread.join();
+                }
+                if (!failures.isEmpty()) {
+                    throw failures.getFirst() instanceof Exception e ? e : new IllegalStateException(failures.getFirst());
+                }
+                double seconds = (System.nanoTime() - started) / 1e9;
+                System.out.printf(Locale.ROOT, "%d sample(s), %s from %d shard(s) in %.2f s: %.0f samples/s, %.1f MiB/s%n", samples.get(),
+                        Sizes.format(bytes.get()), shards.size(), seconds, samples.get() / seconds, bytes.get() / seconds / (1 << 20));
             }
             return 0;
         }
