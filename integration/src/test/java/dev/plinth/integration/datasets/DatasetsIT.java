@@ -168,6 +168,28 @@ class DatasetsIT {
     }
 
     @Test
+    void aMultiGibMemberPacksVerifiesAndKeepsLaterOffsetsRight() throws Exception {
+        Path source = directory.resolve("big-tree");
+        Files.createDirectories(source);
+        try (var file = new java.io.RandomAccessFile(source.resolve("a-huge.bin").toFile(), "rw")) {
+            file.setLength((3L << 30) + 12345); // sparse: zeros that cost no disk here, but 3 GiB in the shard
+            file.seek(3L << 30);
+            file.write("the end".getBytes(StandardCharsets.UTF_8));
+        }
+        Files.writeString(source.resolve("b-after.txt"), "after the big one");
+        Path dest = Files.createDirectories(directory.resolve("big-shards"));
+        dev.plinth.datasets.Packer.Result result = new dev.plinth.datasets.Packer(source, dest,
+                new dev.plinth.datasets.Packer.Options(10, 0, "shard-%06d.tar", false, 0, 1, null, false)).run(ignored -> {});
+        assertThat(result.shards()).isEqualTo(1);
+        ShardIndex.Sample after = ShardIndex.find(dest, "b-after");
+        assertThat(after.start()).isGreaterThan(3L << 30);
+        assertThat(ShardIndex.read(dest, after).get("b-after.txt")).isEqualTo("after the big one".getBytes(StandardCharsets.UTF_8));
+        assertThat(dev.plinth.datasets.ShardCheck.verify(dest, ignored -> {}).problems()).isEmpty();
+        String listing = TestProcesses.run(List.of("/usr/bin/tar", "-tvf", dest.resolve("shard-000000.tar").toString()), Duration.ofMinutes(2));
+        assertThat(listing).contains(Long.toString((3L << 30) + 12345)).contains("a-huge.bin").contains("b-after.txt");
+    }
+
+    @Test
     void aPyTorchLoaderStreamsShardsThroughTheMountOncePerEpochInAFixedOrder() throws Exception {
         Prerequisites.requireFuse();
         Prerequisites.require(Prerequisites.PYTHON, Prerequisites.TORCH);
