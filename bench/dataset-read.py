@@ -1,7 +1,8 @@
 """Reads a dataset as a training job's loaders would, for bench/dataset-bench.sh: MODE files reads every
 file of DIR (open, read, close), MODE shards streams every *.tar in DIR with tarfile; READERS processes
-split the work. The listing is made before the clock starts. Prints samples/s and MiB/s (a sample is a
-key: the files sharing a name up to the first dot)."""
+split the work. The listing is made before the clock starts (from LIST_FROM, if given, a tree with the
+same names: the FUSE ceiling lists nothing). Prints samples/s and MiB/s (a sample is a key: the files
+sharing a name up to the first dot)."""
 
 import multiprocessing
 import os
@@ -32,7 +33,9 @@ def read_shards(paths):
 def main():
     mode, directory, readers, files_per_sample = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     if mode == "files":
-        paths = [os.path.join(root, name) for root, _, names in os.walk(directory) for name in names]
+        listed = sys.argv[5] if len(sys.argv) > 5 else directory
+        paths = [os.path.join(directory, os.path.relpath(os.path.join(root, name), listed))
+                 for root, _, names in os.walk(listed) for name in names]
         work = read_files
     else:
         paths = sorted(os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".tar"))
