@@ -489,26 +489,13 @@ public final class PlinthCheckpoints {
         return crc.getValue();
     }
 
-    interface Sink {
-        void accept(ByteBuffer buffer) throws IOException;
-    }
-
-    private void copyOut(String path, Sink sink, LongConsumer progress) {
+    private void copyOut(String path, PlinthFile.BlockSink sink, LongConsumer progress) {
         try (PlinthFile file = plinth.open(path, false)) {
-            file.adviseSequential(0, file.size());
-            ByteBuffer buffer = ByteBuffer.allocate(IO_BYTES);
-            long offset = 0;
-            while (true) {
-                buffer.clear();
-                int read = file.read(offset, buffer);
-                if (read <= 0) {
-                    return;
-                }
-                buffer.flip();
-                sink.accept(buffer);
-                offset += read;
-                progress.accept(read);
-            }
+            file.readAll(IO_BYTES, block -> {
+                int length = block.remaining();
+                sink.accept(block);
+                progress.accept(length);
+            });
         } catch (IOException e) {
             throw LocalStaging.unchecked(e);
         }
@@ -598,24 +585,7 @@ public final class PlinthCheckpoints {
             for (RankManifest.FileEntry entry : entries) {
                 futures.add(pool.submit(() -> call(task, entry)));
             }
-            for (java.util.concurrent.Future<T> future : futures) {
-                try {
-                    results.add(future.get());
-                } catch (java.util.concurrent.ExecutionException e) {
-                    futures.forEach(f -> f.cancel(true));
-                    if (e.getCause() instanceof IOException io) {
-                        throw io;
-                    }
-                    if (e.getCause() instanceof RuntimeException runtime) {
-                        throw runtime;
-                    }
-                    throw new IOException(e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    futures.forEach(f -> f.cancel(true));
-                    throw new PlinthException(ErrorCode.INTERRUPTED, "upload interrupted");
-                }
-            }
+            results.addAll(dev.plinth.common.Futures.awaitAll(futures));
         }
         return results;
     }

@@ -229,23 +229,8 @@ final class FsCommand {
         out.flush();
     }
 
-    interface Sink {
-        void accept(ByteBuffer buffer) throws IOException;
-    }
-
-    static void copy(PlinthFile file, Sink sink) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(IO_BYTES);
-        long offset = 0;
-        while (true) {
-            buffer.clear();
-            int read = file.read(offset, buffer);
-            if (read <= 0) {
-                return;
-            }
-            buffer.flip();
-            sink.accept(buffer);
-            offset += read;
-        }
+    static void copy(PlinthFile file, PlinthFile.BlockSink sink) throws IOException {
+        file.readAll(IO_BYTES, sink);
     }
 
     @Command(name = "stat", mixinStandardHelpOptions = true, description = "Show a path's attributes.")

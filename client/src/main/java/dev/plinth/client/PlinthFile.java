@@ -550,6 +550,32 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
+    /** What {@link #readAll} hands each block it read to. */
+    public interface BlockSink {
+        void accept(ByteBuffer block) throws java.io.IOException;
+    }
+
+    /**
+     * Reads the whole file from its start, in blocks of up to {@code blockBytes}, with read-ahead
+     * for a sequential reader, handing each block to {@code sink} (the buffer is reused: copy what
+     * is kept). Returns the bytes read.
+     */
+    public long readAll(int blockBytes, BlockSink sink) throws java.io.IOException {
+        adviseSequential(0, size());
+        ByteBuffer buffer = ByteBuffer.allocate(blockBytes);
+        long offset = 0;
+        while (true) {
+            buffer.clear();
+            int read = read(offset, buffer);
+            if (read <= 0) {
+                return offset;
+            }
+            buffer.flip();
+            sink.accept(buffer);
+            offset += read;
+        }
+    }
+
     /**
      * Says that the reader will read {@code length} bytes from {@code offset} in order, as
      * {@code posix_fadvise(SEQUENTIAL)} does for a range: its first read there already counts as

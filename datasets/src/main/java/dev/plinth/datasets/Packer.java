@@ -140,9 +140,9 @@ public final class Packer {
         ExecutorService pool = Executors.newFixedThreadPool(Math.min(options.workers(), Math.max(1, shards.size())),
                 Thread.ofPlatform().daemon().name("pack-", 0).factory());
         try {
-            List<Future<?>> futures = new ArrayList<>();
+            List<Future<Object>> futures = new ArrayList<>();
             for (PlannedShard shard : all) {
-                futures.add(pool.submit(() -> {
+                futures.add(pool.submit((java.util.concurrent.Callable<Object>) () -> {
                     if (Files.exists(dest.resolve(shard.name())) && Files.exists(work.resolve(shard.name() + ".jsonl"))) {
                         resumed.incrementAndGet();
                         progress.accept(shard.dataBytes());
@@ -153,20 +153,7 @@ public final class Packer {
                     return null;
                 }));
             }
-            for (Future<?> future : futures) {
-                try {
-                    future.get();
-                } catch (java.util.concurrent.ExecutionException e) {
-                    futures.forEach(f -> f.cancel(true));
-                    if (e.getCause() instanceof IOException io) {
-                        throw io;
-                    }
-                    if (e.getCause() instanceof RuntimeException runtime) {
-                        throw runtime;
-                    }
-                    throw new IOException(e.getCause());
-                }
-            }
+            dev.plinth.common.Futures.awaitAll(futures);
         } finally {
             pool.shutdownNow();
         }

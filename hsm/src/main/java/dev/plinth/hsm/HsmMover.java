@@ -330,20 +330,7 @@ public final class HsmMover implements AutoCloseable {
     }
 
     private static ByteBuffer awaitPart(java.util.concurrent.Future<ByteBuffer> part) throws IOException {
-        try {
-            return part.get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            if (e.getCause() instanceof RuntimeException runtime) {
-                throw runtime;
-            }
-            throw new IOException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while reading from the archive");
-        }
+        return dev.plinth.common.Futures.await(part);
     }
 
     private void remove(Action action) throws IOException {

@@ -5,9 +5,6 @@ import dev.plinth.cli.Main;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.integration.MiniCluster;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,7 +21,6 @@ class CliTest {
     static Path directory;
     static MiniCluster cluster;
 
-    record Result(int exitCode, String out, String err) {}
 
     @BeforeAll
     static void start() {
@@ -36,7 +32,7 @@ class CliTest {
         cluster.close();
     }
 
-    private static Result plinth(String... arguments) {
+    private static CliRun.Result plinth(String... arguments) {
         List<String> all = new ArrayList<>(List.of(arguments));
         if (!all.getFirst().equals("settings") && !all.contains("check")) { // neither talks to a cluster
             all.add(1, "--server=" + cluster.server().rpcAddress());
@@ -53,21 +49,7 @@ class CliTest {
                 all.add(2, verb);
             }
         }
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream capturedOut = new ByteArrayOutputStream();
-        ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(capturedOut, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
-            var commandLine = Main.commandLine();
-            commandLine.setErr(new java.io.PrintWriter(System.err, true));
-            int code = commandLine.execute(all.toArray(String[]::new));
-            return new Result(code, capturedOut.toString(StandardCharsets.UTF_8), capturedErr.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CliRun.run(all);
     }
 
     @Test
@@ -80,7 +62,7 @@ class CliTest {
         assertThat(plinth("fs", "put", local.toString(), "/cold/set/a.bin").exitCode()).isZero();
         assertThat(plinth("fs", "put", local.toString(), "/cold/set/b.bin").exitCode()).isZero();
         assertThat(plinth("archive", "list").out()).contains("default").contains(directory.resolve("data").resolve("archive").toUri().toString());
-        Result archiveDirectory = plinth("hsm", "archive", "/cold/set");
+        CliRun.Result archiveDirectory = plinth("hsm", "archive", "/cold/set");
         assertThat(archiveDirectory.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(archiveDirectory.err()).contains("-R");
         assertThat(plinth("hsm", "archive", "-R", "/cold/set").exitCode()).isZero();
@@ -95,7 +77,7 @@ class CliTest {
         assertThat(plinth("fs", "get", "/cold/set/a.bin", back.toString()).exitCode()).isZero();
         assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
         assertThat(plinth("hsm", "set", "--norelease", "/cold/set/b.bin").exitCode()).isZero();
-        Result refused = plinth("hsm", "release", "/cold/set/b.bin");
+        CliRun.Result refused = plinth("hsm", "release", "/cold/set/b.bin");
         assertThat(refused.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(refused.err()).contains("norelease");
         assertThat(plinth("hsm", "state", "/cold/set/b.bin").out()).contains("never_release");
@@ -105,11 +87,11 @@ class CliTest {
         assertThat(plinth("archive", "add", "--id", "2", "--name", "bad", "ftp://nowhere").exitCode()).isNotZero();
 
         Path rules = Files.writeString(directory.resolve("rules"), "# cold sets\narchive when size >= 1MiB under /cold\n");
-        Result dryRun = plinth("hsm", "policy", "run", "--rules", rules.toString(), "--dry-run", "--json");
+        CliRun.Result dryRun = plinth("hsm", "policy", "run", "--rules", rules.toString(), "--dry-run", "--json");
         assertThat(dryRun.exitCode()).as(dryRun.err()).isZero();
         assertThat(dryRun.out()).contains("\"dry_run\":true").contains("\"matched_files\":2").contains("\"archive: already archived\":2");
         Path bad = Files.writeString(directory.resolve("bad-rules"), "archive when size >= 1MiB\nrelease when atime > soon\n");
-        Result check = plinth("hsm", "policy", "check", bad.toString());
+        CliRun.Result check = plinth("hsm", "policy", "check", bad.toString());
         assertThat(check.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(check.err()).contains("rules line 2: expected an age like 30d (s, m, h, d or w), found 'soon'");
         assertThat(plinth("hsm", "policy", "check", rules.toString()).out()).contains("line 2: archive when size >= 1MiB under /cold");
@@ -123,7 +105,7 @@ class CliTest {
         Files.write(local, bytes);
         assertThat(plinth("fs", "mkdir", "-p", "/datasets/imagenet").exitCode()).isZero();
         assertThat(plinth("fs", "put", local.toString(), "/datasets/imagenet/").exitCode()).isZero();
-        Result listing = plinth("fs", "ls", "-l", "/datasets/imagenet");
+        CliRun.Result listing = plinth("fs", "ls", "-l", "/datasets/imagenet");
         assertThat(listing.out()).contains("local.bin").contains(Integer.toString(bytes.length)).contains("-rw-r--r--");
         Path back = directory.resolve("back.bin");
         assertThat(plinth("fs", "get", "/datasets/imagenet/local.bin", back.toString()).exitCode()).isZero();
@@ -142,7 +124,7 @@ class CliTest {
     @Test
     void benchPrintsEveryFigureBesideItsBaseline() throws Exception {
         Path local = Files.createDirectories(directory.resolve("bench-local"));
-        Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--rounds", "2", "--local-dir", local.toString());
+        CliRun.Result bench = plinth("bench", "--size", "4M", "--files", "20", "--warm", "--rounds", "2", "--local-dir", local.toString());
         assertThat(bench.exitCode()).as(bench.err()).isZero();
         assertThat(bench.out()).contains("sequential write + fsync").contains("sequential read (warm)").contains("create")
                 .contains("stat").contains("unlink").contains("loopback TCP").contains("(round 2 of 2)")
@@ -155,7 +137,7 @@ class CliTest {
 
     @Test
     void errorsAreOneLineWithExitCodes() {
-        Result missing = plinth("fs", "stat", "/no/such/file");
+        CliRun.Result missing = plinth("fs", "stat", "/no/such/file");
         assertThat(missing.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(missing.err().strip()).startsWith("plinth: no such file or directory").doesNotContain("\n");
         assertThat(plinth("fs", "mkdir", "/twice").exitCode()).isZero();
@@ -180,16 +162,16 @@ class CliTest {
         assertThat(plinth("pool", "create", "fast").err()).contains("file exists");
         // settings that would break a directory are refused when set, not met as EINVAL or ENOSPC at every later create
         assertThat(plinth("fs", "mkdir", "/unplaceable").exitCode()).isZero();
-        Result noPool = plinth("setstripe", "-p", "nopool", "/unplaceable");
+        CliRun.Result noPool = plinth("setstripe", "-p", "nopool", "/unplaceable");
         assertThat(noPool.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(noPool.err()).contains("no pool named 'nopool'");
-        Result tooWide = plinth("setstripe", "-r", "2", "/unplaceable");
+        CliRun.Result tooWide = plinth("setstripe", "-r", "2", "/unplaceable");
         assertThat(tooWide.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(tooWide.err()).contains("2 replicas need as many storage nodes").contains("has 1");
         String small = writeSmallFile();
         assertThat(plinth("fs", "put", small, "/unplaceable/fine").exitCode()).isZero();
         assertThat(plinth("setstripe", "-r", "2", "--force", "/unplaceable").exitCode()).isZero();
-        Result create = plinth("fs", "put", small, "/unplaceable/refused");
+        CliRun.Result create = plinth("fs", "put", small, "/unplaceable/refused");
         assertThat(create.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(create.err()).contains("invalid argument").doesNotContain("no space");
         assertThat(plinth("df").out()).contains("target1").contains("filesystem");
@@ -197,9 +179,9 @@ class CliTest {
         assertThat(plinth("df", "-H").out()).contains("filesystem").containsPattern("[0-9.]+ (kB|MB|GB|TB)");
         assertThat(plinth("df", "--help").out()).contains("--human-readable").contains("--si");
         // errors name the path the user gave, not an inode number
-        Result notADirectory = plinth("fs", "mkdir", "/unplaceable/fine/below");
+        CliRun.Result notADirectory = plinth("fs", "mkdir", "/unplaceable/fine/below");
         assertThat(notADirectory.err().strip()).isEqualTo("plinth: not a directory: /unplaceable/fine/below");
-        Result directorySource = plinth("fs", "put", directory.toString(), "/from-a-directory");
+        CliRun.Result directorySource = plinth("fs", "put", directory.toString(), "/from-a-directory");
         assertThat(directorySource.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(directorySource.err()).contains(directory + " is a directory");
         assertThat(plinth("fs", "stat", "/from-a-directory").exitCode()).as("a failed put leaves nothing").isEqualTo(Main.EXIT_FAILED);
@@ -218,16 +200,16 @@ class CliTest {
     void s3KeysAreManagedFromTheCli() throws Exception {
         Path secret = Files.writeString(directory.resolve("secret"), "a-secret-of-enough-length\n");
         Path credentials = directory.resolve("alice-credentials");
-        Result created = plinth("s3", "keys", "create", "--uid", "1500", "--groups", "20,30", "--access-key", "ALICEKEY",
+        CliRun.Result created = plinth("s3", "keys", "create", "--uid", "1500", "--groups", "20,30", "--access-key", "ALICEKEY",
                 "--secret-key-file", secret.toString(), "--description", "alice's notebooks", "--credentials-file", credentials.toString());
         assertThat(created.exitCode()).as(created.err()).isZero();
         assertThat(created.out()).contains("aws_access_key_id = ALICEKEY").contains("acts as uid 1500, gid 1500, groups [20, 30]");
         assertThat(dev.plinth.gateway.S3Credentials.read(credentials)).isEqualTo(new dev.plinth.gateway.S3Credentials.KeyPair("ALICEKEY", "a-secret-of-enough-length"));
         assertThat(Files.getPosixFilePermissions(credentials)).containsExactlyInAnyOrder(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
                 java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
-        Result generated = plinth("s3", "keys", "create", "--uid", "1600", "--json");
+        CliRun.Result generated = plinth("s3", "keys", "create", "--uid", "1600", "--json");
         assertThat(generated.out()).contains("\"uid\":1600").contains("\"secret_access_key\":\"");
-        Result listed = plinth("s3", "keys", "list");
+        CliRun.Result listed = plinth("s3", "keys", "list");
         assertThat(listed.out()).contains("ALICEKEY").contains("alice's notebooks").doesNotContain("a-secret-of-enough-length");
         assertThat(plinth("s3", "keys", "list", "--json").out()).contains("\"access_key_id\":\"ALICEKEY\"").doesNotContain("secret");
         assertThat(plinth("s3", "keys", "create", "--uid", "1", "--access-key", "ALICEKEY").err()).contains("file exists");
@@ -239,21 +221,21 @@ class CliTest {
 
     @Test
     void statusShowsNodesTargetsAndSpace() {
-        Result status = plinth("status");
+        CliRun.Result status = plinth("status");
         assertThat(status.exitCode()).as(status.err()).isZero();
         assertThat(status.out()).contains("NODE").contains("online").contains("TARGET").contains("pool default")
                 .contains("inodes").contains("all nodes, targets and chains healthy");
-        Result json = plinth("status", "--json");
+        CliRun.Result json = plinth("status", "--json");
         assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
                 .contains("\"online\":true").contains("\"attention\":[]");
     }
 
     @Test
     void topShowsEveryTargetAndNode() {
-        Result byTarget = plinth("top", "-n", "2", "--interval", "0.2");
+        CliRun.Result byTarget = plinth("top", "-n", "2", "--interval", "0.2");
         assertThat(byTarget.exitCode()).as(byTarget.err()).isZero();
         assertThat(byTarget.out()).contains("plinth top").contains("READ/s").contains("target 1 (node 1)").contains("target 4 (node 1)");
-        Result byNode = plinth("top", "-n", "1", "--by", "node");
+        CliRun.Result byNode = plinth("top", "-n", "1", "--by", "node");
         assertThat(byNode.out()).contains("node 1 ").contains("online");
     }
 

@@ -12,9 +12,8 @@ import dev.plinth.fuse.FuseMount;
 import dev.plinth.fuse.MountOptions;
 import dev.plinth.integration.MiniCluster;
 import dev.plinth.integration.TestProcesses;
+import dev.plinth.integration.cli.CliRun;
 import dev.plinth.testing.Prerequisites;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
@@ -72,27 +71,11 @@ class DatasetsIT {
         cluster.close();
     }
 
-    record Result(int exitCode, byte[] out, String err) {}
-
-    private Result plinth(String... arguments) {
+    private CliRun.Result plinth(String... arguments) {
         List<String> all = new ArrayList<>(List.of(arguments));
         all.add("--server=" + cluster.server().rpcAddress());
         all.add("--secret-file=" + cluster.server().secretFile());
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream capturedOut = new ByteArrayOutputStream();
-        ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(capturedOut, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
-            var commandLine = Main.commandLine();
-            commandLine.setErr(new java.io.PrintWriter(System.err, true));
-            int code = commandLine.execute(all.toArray(String[]::new));
-            return new Result(code, capturedOut.toByteArray(), capturedErr.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CliRun.run(all);
     }
 
     private FileSystem plinthFileSystem() throws Exception {
@@ -102,20 +85,20 @@ class DatasetsIT {
 
     @Test
     void packsIntoTheClusterVerifiesFetchesAndStreams() throws Exception {
-        Result packed = plinth("pack", tree.toString(), "plinth:/datasets/train", "--samples-per-shard", "16", "--workers", "2");
+        CliRun.Result packed = plinth("pack", tree.toString(), "plinth:/datasets/train", "--samples-per-shard", "16", "--workers", "2");
         assertThat(packed.exitCode()).as(packed.err()).isZero();
         assertThat(packed.err()).contains("121 sample(s) in 8 shard(s)");
 
-        Result verified = plinth("shards", "verify", "plinth:/datasets/train");
+        CliRun.Result verified = plinth("shards", "verify", "plinth:/datasets/train");
         assertThat(verified.exitCode()).as(verified.err()).isZero();
-        assertThat(new String(verified.out(), StandardCharsets.UTF_8)).contains("8 shard(s), 241 member(s)").contains("all match the index");
+        assertThat(verified.out()).contains("8 shard(s), 241 member(s)").contains("all match the index");
 
-        Result listed = plinth("shards", "ls", "plinth:/datasets/train", "--json");
-        assertThat(new String(listed.out(), StandardCharsets.UTF_8)).contains("\"samples\":121").contains("\"input\":120");
+        CliRun.Result listed = plinth("shards", "ls", "plinth:/datasets/train", "--json");
+        assertThat(listed.out()).contains("\"samples\":121").contains("\"input\":120");
 
-        Result fetched = plinth("shards", "get", "plinth:/datasets/train", "images/00077", "--member", "input");
+        CliRun.Result fetched = plinth("shards", "get", "plinth:/datasets/train", "images/00077", "--member", "input");
         assertThat(fetched.exitCode()).as(fetched.err()).isZero();
-        assertThat(fetched.out()).isEqualTo(files.get("images/00077.input"));
+        assertThat(fetched.stdout()).isEqualTo(files.get("images/00077.input"));
         assertThat(plinth("shards", "get", "plinth:/datasets/train", "images/99999").exitCode()).isEqualTo(Main.EXIT_FAILED);
 
         try (FileSystem plinthFs = plinthFileSystem()) {
@@ -147,7 +130,7 @@ class DatasetsIT {
             }
         }
         Path local = directory.resolve("from-cluster");
-        Result back = plinth("pack", "plinth:/datasets/raw", local.toString(), "--samples-per-shard", "16");
+        CliRun.Result back = plinth("pack", "plinth:/datasets/raw", local.toString(), "--samples-per-shard", "16");
         assertThat(back.exitCode()).as(back.err()).isZero();
         Path direct = directory.resolve("from-disk");
         assertThat(plinth("pack", tree.toString(), direct.toString(), "--samples-per-shard", "16").exitCode()).isZero();
@@ -162,9 +145,9 @@ class DatasetsIT {
                 channel.write(java.nio.ByteBuffer.wrap(new byte[] {42, 42, 42}));
             }
         }
-        Result damaged = plinth("shards", "verify", "plinth:/datasets/train");
+        CliRun.Result damaged = plinth("shards", "verify", "plinth:/datasets/train");
         assertThat(damaged.exitCode()).isEqualTo(Main.EXIT_FAILED);
-        assertThat(new String(damaged.out(), StandardCharsets.UTF_8)).contains("DIFFERS").contains("images/00005.input");
+        assertThat(damaged.out()).contains("DIFFERS").contains("images/00005.input");
     }
 
     @Test
