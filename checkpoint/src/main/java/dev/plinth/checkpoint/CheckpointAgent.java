@@ -138,31 +138,48 @@ public final class CheckpointAgent {
         problems.forEach(problem -> warn(problem, "skipping " + problem));
         List<Long> completed = new ArrayList<>();
         int uploaded = 0;
-        for (LocalStaging.Part part : parts) {
-            if (staging.durable(part.step())) {
+        // a step once, whatever the number of its ranks here: whether it is complete, the step before it, completing it
+        Map<Long, List<LocalStaging.Part>> byStep = new java.util.TreeMap<>();
+        parts.forEach(part -> byStep.computeIfAbsent(part.step(), ignored -> new ArrayList<>()).add(part));
+        for (Map.Entry<Long, List<LocalStaging.Part>> step : byStep.entrySet()) {
+            if (staging.durable(step.getKey())) {
                 continue;
             }
-            PlinthCheckpoints.StoredStep complete;
+            String stepName = CheckpointNames.step(step.getKey());
+            boolean failed = false;
             try {
-                if (store.completeStep(part.step()) == null && !store.uploaded(part)) {
-                    upload(part);
-                    uploaded++;
+                PlinthCheckpoints.StoredStep complete = store.completeStep(step.getKey());
+                if (complete == null) {
+                    List<LocalStaging.Part> pending = new ArrayList<>();
+                    for (LocalStaging.Part part : step.getValue()) {
+                        if (!store.uploaded(part)) {
+                            pending.add(part);
+                        }
+                    }
+                    PlinthCheckpoints.StoredStep previous = pending.isEmpty() ? null : store.completeStepBefore(step.getKey());
+                    for (LocalStaging.Part part : pending) {
+                        try {
+                            upload(part, previous);
+                            uploaded++;
+                        } catch (PlinthException | IOException | java.io.UncheckedIOException e) {
+                            // one rank that cannot go (a staged file changed) does not hold up the others
+                            String name = stepName + (part.worldSize() == 1 ? "" : " rank " + part.rank());
+                            warn(name, name + ": not uploaded: " + e.getMessage());
+                            failed = true;
+                        }
+                    }
+                    complete = failed ? null : store.tryComplete(step.getKey(), options.archiveEvery());
                 }
-                complete = store.tryComplete(part.step(), options.archiveEvery());
+                if (complete != null) {
+                    staging.markDurable(step.getKey());
+                    completed.add(step.getKey());
+                    report.accept(String.format(Locale.ROOT, "%s: complete on Plinth (%d rank(s), %s, sequence %d%s)", stepName,
+                            complete.marker().worldSize(), Sizes.format(complete.marker().bytes()), complete.marker().sequence(),
+                            complete.marker().archive() ? ", to be archived" : ""));
+                }
             } catch (PlinthException | IOException | java.io.UncheckedIOException e) {
-                // one step that cannot go (a staged file changed, ranks that disagree) does not hold up the others
-                String name = CheckpointNames.step(part.step()) + (part.worldSize() == 1 ? "" : " rank " + part.rank());
-                warn(name, name + ": not uploaded: " + e.getMessage());
-                continue;
-            }
-            if (complete != null) {
-                staging.markDurable(part.step());
-                if (!completed.contains(part.step())) {
-                    completed.add(part.step());
-                    report.accept(String.format(Locale.ROOT, "%s: complete on Plinth (%d rank(s), %s, sequence %d%s)",
-                            CheckpointNames.step(part.step()), complete.marker().worldSize(), Sizes.format(complete.marker().bytes()),
-                            complete.marker().sequence(), complete.marker().archive() ? ", to be archived" : ""));
-                }
+                // a step that cannot complete (ranks that disagree) does not hold up the others
+                warn(stepName, stepName + ": not completed: " + e.getMessage());
             }
         }
         int removedLocal = pruneLocal(parts);
@@ -179,9 +196,7 @@ public final class CheckpointAgent {
         return new Pass(completed, uploaded, removedLocal, archiving, pruned[0], pruned[1]);
     }
 
-    private void upload(LocalStaging.Part part) throws IOException {
-        PlinthCheckpoints.StoredStep previous = store.completeSteps().stream()
-                .filter(step -> step.step() < part.step()).reduce((first, second) -> second).orElse(null);
+    private void upload(LocalStaging.Part part, PlinthCheckpoints.StoredStep previous) throws IOException {
         long total = part.manifest().bytes();
         String name = CheckpointNames.step(part.step()) + (part.worldSize() == 1 ? "" : " rank " + part.rank());
         report.accept(String.format(Locale.ROOT, "%s: uploading %d file(s), %s", name, part.manifest().files().size(), Sizes.format(total)));

@@ -3,9 +3,12 @@ package dev.plinth.checkpoint;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -55,6 +58,11 @@ public final class CheckpointCatalog {
     }
 
     public List<Entry> list() throws IOException {
+        return entries(true);
+    }
+
+    /** {@code withTiers} false leaves {@code tiers} without hot and cold: those stat every file of every step on Plinth. */
+    private List<Entry> entries(boolean withTiers) throws IOException {
         Map<Long, PlinthCheckpoints.StoredStep> complete = new HashMap<>();
         TreeSet<Long> partial = new TreeSet<>();
         for (PlinthCheckpoints.StoredStep step : store.steps()) {
@@ -82,7 +90,7 @@ public final class CheckpointCatalog {
                 tiers.add("local");
             }
             PlinthCheckpoints.StoredStep stored = complete.get(step);
-            if (stored != null) {
+            if (stored != null && withTiers) {
                 List<PlinthCheckpoints.StoredFile> stepFiles = store.files(stored);
                 if (stepFiles.stream().noneMatch(PlinthCheckpoints.StoredFile::released)) {
                     tiers.add("hot");
@@ -90,6 +98,8 @@ public final class CheckpointCatalog {
                 if (!stepFiles.isEmpty() && stepFiles.stream().allMatch(PlinthCheckpoints.StoredFile::archived)) {
                     tiers.add("cold");
                 }
+            }
+            if (stored != null) {
                 worldSize = stored.marker().worldSize();
                 files = stored.marker().files();
                 bytes = stored.marker().bytes();
@@ -113,7 +123,7 @@ public final class CheckpointCatalog {
 
     /** The newest complete step in any tier. */
     public long latest() throws IOException {
-        return list().stream().filter(entry -> entry.state().equals("complete")).mapToLong(Entry::step).max()
+        return entries(false).stream().filter(entry -> entry.state().equals("complete")).mapToLong(Entry::step).max()
                 .orElseThrow(() -> new PlinthException(ErrorCode.NOT_FOUND, "no complete checkpoint in " + store.dest()
                         + (staging == null ? "" : " or " + staging.root())));
     }
@@ -129,7 +139,7 @@ public final class CheckpointCatalog {
      */
     public Restored restore(long step, Integer rank, Path to, long coldTimeoutMillis, LongConsumer progress)
             throws IOException, InterruptedException {
-        Entry entry = list().stream().filter(e -> e.step() == step).findFirst().orElse(null);
+        Entry entry = entries(false).stream().filter(e -> e.step() == step).findFirst().orElse(null);
         if (entry == null || !entry.state().equals("complete")) {
             throw new PlinthException(ErrorCode.NOT_FOUND, CheckpointNames.step(step) + " is not a complete checkpoint"
                     + (entry == null ? "" : " (" + entry.state() + ")"));
@@ -183,19 +193,33 @@ public final class CheckpointCatalog {
         return new Restored(step, "local", files, bytes);
     }
 
+    /** Copies a staged file with its CRC32C computed in the same pass; named only if it matches {@code expected} (null: unknown). */
     private static long copyLocal(Path source, Path target, Long expected, LongConsumer progress) throws IOException {
         Files.createDirectories(target.getParent());
         Path temporary = target.resolveSibling(target.getFileName() + ".restoring");
-        Files.copy(source, temporary, StandardCopyOption.REPLACE_EXISTING);
-        long crc = LocalStaging.crc32c(temporary);
-        if (expected != null && crc != expected) {
-            Files.deleteIfExists(temporary);
-            throw LocalStaging.mismatch(source + ": CRC32C " + PlinthCheckpoints.hex(crc) + ", its manifest says " + PlinthCheckpoints.hex(expected));
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        try (FileChannel in = FileChannel.open(source, StandardOpenOption.READ);
+             FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                     StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(PlinthCheckpoints.IO_BYTES);
+            while (in.read(buffer.clear()) > 0) {
+                buffer.flip();
+                crc.update(buffer.duplicate());
+                int length = buffer.remaining();
+                while (buffer.hasRemaining()) {
+                    out.write(buffer);
+                }
+                progress.accept(length);
+            }
+            out.force(true);
         }
-        LocalStaging.fsync(temporary);
+        if (expected != null && crc.getValue() != expected) {
+            Files.deleteIfExists(temporary);
+            throw LocalStaging.mismatch(source + ": CRC32C " + PlinthCheckpoints.hex(crc.getValue()) + ", its manifest says "
+                    + PlinthCheckpoints.hex(expected));
+        }
         Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        progress.accept(Files.size(target));
-        return crc;
+        return crc.getValue();
     }
 
     private Restored restorePlinth(long step, Integer rank, Path to, long coldTimeoutMillis, LongConsumer progress)
@@ -205,7 +229,7 @@ public final class CheckpointCatalog {
             throw new PlinthException(ErrorCode.NOT_FOUND, CheckpointNames.step(step) + " is not complete on Plinth");
         }
         List<RankManifest> manifests = store.manifests(stored.path()).stream().filter(m -> rank == null || m.rank() == rank).toList();
-        List<PlinthCheckpoints.StoredFile> files = store.files(stored).stream().filter(f -> rank == null || f.rank() == rank).toList();
+        List<PlinthCheckpoints.StoredFile> files = store.files(stored, manifests);
         boolean cold = files.stream().anyMatch(PlinthCheckpoints.StoredFile::released);
         store.restoreFromCold(files, coldTimeoutMillis, ignored -> {});
         int count = 0;
@@ -248,7 +272,7 @@ public final class CheckpointCatalog {
         }
         int checked = 0;
         int cold = 0;
-        for (PlinthCheckpoints.StoredFile file : store.files(stored)) {
+        for (PlinthCheckpoints.StoredFile file : store.files(stored, manifests)) {
             if (file.attributes().sizeBytes() != file.entry().size()) {
                 problems.add(file.path() + ": " + file.attributes().sizeBytes() + " bytes, manifest says " + file.entry().size());
             } else if (file.released()) {

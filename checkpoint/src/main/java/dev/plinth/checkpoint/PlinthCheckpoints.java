@@ -112,6 +112,11 @@ public final class PlinthCheckpoints {
         return steps().stream().filter(StoredStep::complete).toList();
     }
 
+    /** The newest complete step before {@code step} (what unchanged files are linked to), or null. */
+    public StoredStep completeStepBefore(long step) {
+        return completeSteps().stream().filter(stored -> stored.step() < step).reduce((first, second) -> second).orElse(null);
+    }
+
     public StoredStep completeStep(long step) {
         String path = path(CheckpointNames.step(step));
         StepMarker marker = plinth.exists(path) ? marker(path) : null;
@@ -153,8 +158,13 @@ public final class PlinthCheckpoints {
 
     /** Every file of a complete step, with its attributes (hard links to an earlier step's files included). */
     public List<StoredFile> files(StoredStep step) {
+        return files(step, manifests(step.path()));
+    }
+
+    /** The files {@code manifests} (of this step, already read) list, with their attributes. */
+    public List<StoredFile> files(StoredStep step, List<RankManifest> manifests) {
         List<StoredFile> files = new ArrayList<>();
-        for (RankManifest manifest : manifests(step.path())) {
+        for (RankManifest manifest : manifests) {
             String directory = partDirectory(step.path(), manifest);
             for (RankManifest.FileEntry entry : manifest.files()) {
                 String path = directory + "/" + entry.path();
@@ -527,11 +537,9 @@ public final class PlinthCheckpoints {
     }
 
     public String readText(String path) {
-        StringBuilder text = new StringBuilder();
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         copyOut(path, buffer -> bytes.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining()), ignored -> {});
-        text.append(bytes.toString(StandardCharsets.UTF_8));
-        return text.toString();
+        return bytes.toString(StandardCharsets.UTF_8);
     }
 
     /** Writes a small file durably and names it at once; {@code exclusive} fails with ALREADY_EXISTS if the name is taken. */
