@@ -748,10 +748,10 @@ public final class PlinthClient implements AutoCloseable {
         }
     }
 
-    Attributes publish(long inodeId, long writtenEndBytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs, long parentId, String sourceName,
-                       String targetName, boolean noReplace, MetaMessages.InlineWrite inline, long onlyReplacing) {
+    Attributes publish(long inodeId, long writtenEndBytes, long mtimeNanos, List<MetaMessages.Xattr> xattrs, long sourceParentId, String sourceName,
+                       long parentId, String targetName, boolean noReplace, MetaMessages.InlineWrite inline, long onlyReplacing) {
         return this.<AttributesReply>meta(new MetaMessages.Publish(header(), inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName,
-                targetName, noReplace, inline, onlyReplacing)).attributes();
+                targetName, noReplace, inline, onlyReplacing, sourceParentId)).attributes();
     }
 
     Attributes close(long inodeId, long writtenEndBytes, boolean wrote, boolean release, MetaMessages.InlineWrite inline) {

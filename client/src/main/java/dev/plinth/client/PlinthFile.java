@@ -371,6 +371,12 @@ public final class PlinthFile implements AutoCloseable {
     /** As above; with {@code onlyReplacing} not 0, {@code targetName} must name that inode now (else CHANGED, and the handle stays open). */
     public synchronized Attributes publish(long parentId, String sourceName, String targetName, boolean noReplace, long mtimeNanos,
                                            List<MetaMessages.Xattr> xattrs, long onlyReplacing) {
+        return publish(parentId, sourceName, parentId, targetName, noReplace, mtimeNanos, xattrs, onlyReplacing);
+    }
+
+    /** As above, for a file named {@code sourceName} in directory {@code sourceParentId}, moved to {@code targetName} in {@code parentId}. */
+    public synchronized Attributes publish(long sourceParentId, String sourceName, long parentId, String targetName, boolean noReplace,
+                                           long mtimeNanos, List<MetaMessages.Xattr> xattrs, long onlyReplacing) {
         checkOpen();
         if (!writable) {
             throw new PlinthException(ErrorCode.BAD_DESCRIPTOR, "publish needs a handle opened for writing");
@@ -380,7 +386,7 @@ public final class PlinthFile implements AutoCloseable {
         if (failure != null) {
             throw new PlinthException(failure.code(), "a write failed: " + failure.detail(), failure);
         }
-        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, parentId, sourceName, targetName, noReplace, heldInline(),
+        attributes = client.publish(inodeId, writtenEndBytes, mtimeNanos, xattrs, sourceParentId, sourceName, parentId, targetName, noReplace, heldInline(),
                 onlyReplacing);
         sentInline();
         wrote = false;

@@ -15,12 +15,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * listener opened before it registers with mgmt); {@code hsm.part-delay-millis} (a mover waits
  * this long after each part it archived or restored, so a test can kill it mid-copy);
  * {@code checkpoint.block-delay-millis} (the checkpoint agent waits this long after each block it
- * uploads, so a test can kill it mid-upload).
+ * uploads, so a test can kill it mid-upload); {@code s3.slot-finish-wait-millis} (how long completing a
+ * multipart upload waits for a claimed part slot to finish before it copies instead: 30 s).
  */
 public final class FaultPoints {
     public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
     public static final String HSM_PART_DELAY_MILLIS = "hsm.part-delay-millis";
     public static final String CHECKPOINT_BLOCK_DELAY_MILLIS = "checkpoint.block-delay-millis";
+    public static final String S3_SLOT_FINISH_WAIT_MILLIS = "s3.slot-finish-wait-millis";
 
     private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
 

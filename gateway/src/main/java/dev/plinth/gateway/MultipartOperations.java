@@ -4,6 +4,7 @@ import dev.plinth.client.ObjectEncryption;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FaultPoints;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
 import dev.plinth.common.PlinthException;
@@ -21,12 +22,39 @@ import org.w3c.dom.Element;
 
 /**
  * Multipart uploads: create, upload a part (or copy one), list parts and uploads, abort,
- * complete (concatenating the parts into one new object). Uploads live outside their bucket
- * ({@link S3Namespace}), each its initiator's.
+ * complete. Uploads live outside their bucket ({@link S3Namespace}), each its initiator's.
+ *
+ * <p>Parts are written in place where their offsets are known, so that completing an upload
+ * moves a file instead of copying its bytes (design note 83). Every SDK cuts an upload into parts
+ * of one size but the last, so the first part that arrives (of at least 5 MiB, a whole number of
+ * 64 KiB checksum blocks) fixes the upload's slot size P, and part N goes to bytes [(N-1)P, (N-1)P + size)
+ * of the upload's {@value #OBJECT} file, once: it claims its slot by creating
+ * {@code slot-N} exclusively, and marks it finished when its writes have ended, done or failed.
+ * What it wrote is then named by an empty marker {@code part-N} whose record says where it lies
+ * ({@link ObjectRecord.Placed}). A part that cannot be placed (another size, a slot already
+ * claimed: a re-upload, an upload begun before this scheme) is written to a file of its own,
+ * {@code part-N}, as before; the last {@code part-N} published wins either way.
+ *
+ * <p>Completion seals the upload (creates {@value #SEALED}; a part that claims a slot checks for
+ * it afterwards and gives the slot up), waits until every claimed slot is finished, so that no
+ * writer can still reach the object file, then moves the file to its key. Where the chosen parts
+ * are not slots 1..k of one size, the file holds more than them (a part left out, a failed
+ * writer's bytes), or a claimed slot does not finish in time (its writer died), it copies the parts
+ * into a new file instead: slower, equally correct.
  */
 final class MultipartOperations {
     static final long PART_BYTES_MIN = 5L << 20;
     static final int PARTS_MAX = 10_000;
+    /** The upload's object file, which parts written in place fill and completion moves to its key. */
+    static final String OBJECT = "object";
+    /** Made by completion: no slot is claimed after it (see the class comment). */
+    static final String SEALED = "sealed";
+    /** A symbolic link whose target is the upload's slot size in bytes: made once, atomically, by the first part placed. */
+    private static final String SLOT_SIZE = "slot-size";
+    /** Set on {@code slot-N} when its writer has ended, whether it placed its part or not. */
+    private static final String SLOT_FINISHED_XATTR = "user.plinth.s3.slot-finished";
+    /** How long completion waits for claimed slots to finish before it copies instead. */
+    private static final long SLOT_FINISH_WAIT_MILLIS = 30_000;
     private static final java.util.regex.Pattern UPLOAD_ID = java.util.regex.Pattern.compile("[0-9a-f-]{36}");
 
     private final S3Namespace namespace;
@@ -131,8 +159,10 @@ final class MultipartOperations {
                 tags == null || tags.isEmpty() ? null : new String(tags.xattr().value(), StandardCharsets.UTF_8),
                 encryption == null ? null : encryption.encode());
         try {
-            namespace.mkdirOwnedByCaller(uploads + "/" + uploadId, 0700, List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(
+            Attributes directory = namespace.mkdirOwnedByCaller(uploads + "/" + uploadId, 0700, List.of(new dev.plinth.wire.messages.MetaMessages.Xattr(
                     UploadRecord.XATTR, dev.plinth.common.codec.RecordCodec.encode(record))));
+            // the file parts are written into in place, with the layout the object would get where it is going
+            client().create(directory.inodeId(), OBJECT, 0600, true, namespace.layoutFor(bucket, key));
         } catch (PlinthException e) {
             throw S3Namespace.translate(e);
         }
@@ -214,14 +244,114 @@ final class MultipartOperations {
         CheckedBody checked = CheckedBody.of(exchange, body, algorithm);
         dev.plinth.client.ObjectCipher encryptor = keyed == null ? null : keyed.cipher();
         S3Namespace.Extras extras = new S3Namespace.Extras(null, keyed == null ? null : keyed.encryption());
-        String etag = namespace.writeObject(upload.directory(), partName(number), 0600, () -> PART_TEMPLATE.withChecksum(checked.objectChecksum()),
-                () -> extras, S3Namespace.Replacing.ANYTHING,
-                file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX, encryptor).md5())).etag();
+        Slot slot = claimSlot(upload.directory(), number, length);
+        String etag;
+        if (slot != null) {
+            try {
+                String md5;
+                try (PlinthFile file = client().open(slot.objectInodeId(), true)) {
+                    md5 = HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, slot.offset(), length, length, encryptor).md5());
+                }
+                // the marker: empty, its record saying where the part lies; published as a part file is, so the last part N wins
+                etag = namespace.writeObject(upload.directory(), partName(number), 0600,
+                        () -> PART_TEMPLATE.withChecksum(checked.objectChecksum()).withPlaced(slot.offset(), length), () -> extras,
+                        S3Namespace.Replacing.ANYTHING, file -> md5).etag();
+            } catch (PlinthException e) {
+                throw S3Namespace.translate(e);
+            } finally {
+                finishSlot(slot);
+            }
+        } else {
+            etag = namespace.writeObject(upload.directory(), partName(number), 0600, () -> PART_TEMPLATE.withChecksum(checked.objectChecksum()),
+                    () -> extras, S3Namespace.Replacing.ANYTHING,
+                    file -> HexFormat.of().formatHex(ObjectIo.writeBody(checked, file, length, Layout.FILE_SIZE_MAX, encryptor).md5())).etag();
+        }
         headers.set("ETag", "\"" + etag + "\"");
         if (checked.algorithm() != null) {
             headers.set(checked.algorithm().header(), checked.checksum());
         }
         exchange.respond(200, headers, null);
+    }
+
+    /** A slot of an upload's object file claimed for part N: the claim file, the object file, and where the part goes. */
+    private record Slot(long claimInodeId, long objectInodeId, long offset) {}
+
+    /**
+     * Claims the slot of part {@code number} ({@code length} bytes) in the upload's object file, or
+     * answers null when the part is to be written to a file of its own: the upload has no object
+     * file or is being completed, its slot size is not known or is another, or the slot was claimed
+     * before. See the class comment.
+     */
+    private Slot claimSlot(Attributes directory, int number, long length) {
+        try {
+            Attributes object = client().lookup(directory.inodeId(), OBJECT);
+            long slotBytes = slotBytes(directory, length);
+            long offset = (number - 1) * slotBytes;
+            if (slotBytes <= 0 || length == 0 || length > slotBytes || offset + slotBytes > Layout.FILE_SIZE_MAX) {
+                return null;
+            }
+            long claim = client().create(directory.inodeId(), slotName(number), 0600, true, null).attributes().inodeId();
+            Slot slot = new Slot(claim, object.inodeId(), offset);
+            if (exists(directory, SEALED)) {
+                finishSlot(slot); // completion began before the claim: its listing may not show it, so do not write
+                return null;
+            }
+            return slot;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.ALREADY_EXISTS) {
+                return null;
+            }
+            throw S3Namespace.translate(e);
+        }
+    }
+
+    /**
+     * The upload's slot size: fixed by the first part placed, if its size is at least the smallest
+     * part and a whole number of checksum blocks (so that no two parts' writes share a block; the
+     * targets would serialize them, but every SDK's part size is whole MiB anyway); 0 while unknown.
+     */
+    private long slotBytes(Attributes directory, long length) {
+        long fixed = slotSize(directory);
+        if (fixed > 0) {
+            return fixed;
+        }
+        if (length < PART_BYTES_MIN || length % dev.plinth.common.Crc32cBlocks.BLOCK_BYTES != 0) {
+            return 0;
+        }
+        try {
+            client().symlink(directory.inodeId(), SLOT_SIZE, Long.toString(length));
+            return length;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.ALREADY_EXISTS) {
+                return slotBytes(directory, length); // another part fixed it first
+            }
+            throw e;
+        }
+    }
+
+    private boolean exists(Attributes directory, String name) {
+        try {
+            client().lookup(directory.inodeId(), name);
+            return true;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** Marks a slot's writer ended (its handle on the object file closed). Failing to, completion later copies instead. */
+    private void finishSlot(Slot slot) {
+        try {
+            client().setXattr(slot.claimInodeId(), SLOT_FINISHED_XATTR, new byte[] {1}, 0);
+        } catch (PlinthException e) {
+            // the slot stays unfinished: completion waits for it, then copies the parts instead of moving the file
+        }
+    }
+
+    private static String slotName(int number) {
+        return String.format("slot-%05d", number);
     }
 
     /**
@@ -274,8 +404,13 @@ final class MultipartOperations {
         }
     }
 
-    /** A stored part: number, attributes, ETag, and the checksum it was uploaded with (null: none). */
-    private record Part(int number, Attributes attributes, String etag, ObjectRecord.Checksum checksum) {}
+    /**
+     * A stored part: number, the attributes of its file (a marker's, for a part written in place),
+     * its size, ETag, the checksum it was uploaded with (null: none), and where it lies in the
+     * upload's object file (null: in its own file).
+     */
+    private record Part(int number, Attributes attributes, long sizeBytes, String etag, ObjectRecord.Checksum checksum,
+                        ObjectRecord.Placed placed) {}
 
     private List<Part> parts(String directory) {
         List<Part> parts = new ArrayList<>();
@@ -284,8 +419,13 @@ final class MultipartOperations {
             if (name.startsWith("part-") && listed.attributes().type() == dev.plinth.common.FileType.FILE) {
                 Attributes attributes = listed.attributes();
                 ObjectRecord record = namespace.record(attributes.inodeId());
-                parts.add(new Part(Integer.parseInt(name.substring(5)), attributes, S3Namespace.etag(attributes, record),
-                        record == null ? null : record.currentChecksum(attributes)));
+                int number = Integer.parseInt(name.substring(5));
+                if (record != null && record.placed() != null) {
+                    parts.add(new Part(number, attributes, record.placed().sizeBytes(), record.etag(), record.checksum(), record.placed()));
+                } else {
+                    parts.add(new Part(number, attributes, attributes.sizeBytes(), S3Namespace.etag(attributes, record),
+                            record == null ? null : record.currentChecksum(attributes), null));
+                }
             }
         }
         return parts;
@@ -310,7 +450,7 @@ final class MultipartOperations {
         }
         for (Part part : parts) {
             xml.open("Part").element("PartNumber", part.number()).element("LastModified", Http.isoDate(part.attributes().mtimeNanos() / 1_000_000))
-                    .element("ETag", "\"" + part.etag() + "\"").element("Size", part.attributes().sizeBytes());
+                    .element("ETag", "\"" + part.etag() + "\"").element("Size", part.sizeBytes());
             Checksums.Algorithm algorithm = part.checksum() == null ? null : part.checksum().knownAlgorithm();
             if (algorithm != null) {
                 xml.element(algorithm.element(), part.checksum().value());
@@ -436,7 +576,7 @@ final class MultipartOperations {
         }
         byte[] whole = base64.decode(chosen.getFirst().checksum().value());
         for (Part part : chosen.subList(1, chosen.size())) {
-            whole = algorithm.combine(whole, base64.decode(part.checksum().value()), part.attributes().sizeBytes());
+            whole = algorithm.combine(whole, base64.decode(part.checksum().value()), part.sizeBytes());
         }
         String value = java.util.Base64.getEncoder().encodeToString(whole);
         String given = exchange.header(algorithm.header());
@@ -462,16 +602,16 @@ final class MultipartOperations {
                 throw new S3Exception(S3Error.INVALID_PART, "part " + part.number() + " is not encrypted as its upload is");
             }
             segments.add(new ObjectEncryption.Segment(offset, namespace.encryption(part.attributes().inodeId()).segments().getFirst().iv()));
-            offset += part.attributes().sizeBytes();
+            offset += part.sizeBytes();
         }
         return encryption.withSegments(segments);
     }
 
     /**
-     * Checks the part list, then concatenates the parts into the object (a copy through the
-     * gateway: chunks belong to their file). S3 answers 200 at once and keeps the connection alive
-     * with spaces while it works, so clients do not time out on large objects; an error after that
-     * travels in the body, as S3's does.
+     * Checks the part list, then makes the object: the upload's file moved to the key where the
+     * parts lie in it in order ({@link #moveAssembled}), else the parts copied into a new file.
+     * S3 answers 200 at once and keeps the connection alive with spaces while it works, so clients
+     * do not time out on large objects; an error after that travels in the body, as S3's does.
      */
     void completeMultipartUpload(S3Exchange exchange, InputStream body, String bucket, String key) {
         Upload upload;
@@ -527,7 +667,7 @@ final class MultipartOperations {
             throw new S3Exception(S3Error.MALFORMED_XML, "no parts given");
         }
         for (int i = 0; i < chosen.size() - 1; i++) {
-            if (chosen.get(i).attributes().sizeBytes() < PART_BYTES_MIN) {
+            if (chosen.get(i).sizeBytes() < PART_BYTES_MIN) {
                 throw new S3Exception(S3Error.ENTITY_TOO_SMALL, "part " + chosen.get(i).number() + " is smaller than 5 MiB and not the last");
             }
         }
@@ -546,27 +686,19 @@ final class MultipartOperations {
         String result;
         try {
             ObjectRecord template = upload.record().template().withParts(exchange.parameter("uploadId"),
-                    chosen.stream().map(part -> part.attributes().sizeBytes()).toList(),
+                    chosen.stream().map(Part::sizeBytes).toList(),
                     checksum == null ? List.of() : chosen.stream().map(part -> part.checksum().value()).toList(), checksum);
-            S3Namespace.Written written = namespace.writeObject(target, Names.lastName(path), mode, template,
-                    new S3Namespace.Extras(upload.record().tags(), encryption), replacing, file -> {
-                java.security.MessageDigest etags = S3Namespace.md5();
-                long offset = 0;
-                long lastKeepAlive = System.nanoTime();
-                for (Part part : chosen) {
-                    etags.update(HexFormat.of().parseHex(part.etag()));
-                    // an encrypted part's bytes are copied as stored: the object's segments carry each part's IV
-                    try (PlinthFile from = client().objects().openStored(part.attributes().inodeId())) {
-                        ObjectIo.copy(from, 0, part.attributes().sizeBytes(), file, offset, null, null);
-                    }
-                    offset += part.attributes().sizeBytes();
-                    if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
-                        exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(" ", StandardCharsets.US_ASCII));
-                        lastKeepAlive = System.nanoTime();
-                    }
-                }
-                return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
-            });
+            S3Namespace.Extras extras = new S3Namespace.Extras(upload.record().tags(), encryption);
+            String etag = multipartEtag(chosen);
+            String name = Names.lastName(path);
+            S3Namespace.Written written = moveAssembled(upload.directory(), directory, chosen, target, name, mode, template, extras, replacing,
+                    etag, exchange);
+            if (written == null) {
+                written = namespace.writeObject(target, name, mode, template, extras, replacing, file -> {
+                    copyParts(upload.directory(), chosen, file, exchange);
+                    return etag;
+                });
+            }
             removeUpload(upload, directory);
             result = completeResult(bucket, key, written.etag(), checksum).substring(Xml.HEADER.length());
         } catch (S3Exception e) {
@@ -577,5 +709,182 @@ final class MultipartOperations {
         }
         exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(result, StandardCharsets.UTF_8));
         exchange.endStream();
+    }
+
+    /** A multipart object's ETag, as S3 makes it: the MD5 of its parts' MD5s, then "-" and how many parts. */
+    private static String multipartEtag(List<Part> chosen) {
+        java.security.MessageDigest etags = S3Namespace.md5();
+        for (Part part : chosen) {
+            etags.update(HexFormat.of().parseHex(part.etag()));
+        }
+        return HexFormat.of().formatHex(etags.digest()) + "-" + chosen.size();
+    }
+
+    /**
+     * Completes an upload without copying its placed parts (see the class comment): when the
+     * chosen parts are 1..k, each of the slot size but the last, seals the upload, waits for every
+     * claimed slot to finish, copies into their slots the parts that have files of their own (the
+     * last part often does: smaller than any slot size, it may arrive before one is fixed), and
+     * moves the file to {@code name} in {@code target}. Null where it cannot, for the caller to copy
+     * all the parts into a new file instead.
+     */
+    private S3Namespace.Written moveAssembled(Attributes directory, String directoryPath, List<Part> chosen, Attributes target, String name,
+                                              int mode, ObjectRecord template, S3Namespace.Extras extras, S3Namespace.Replacing replacing,
+                                              String etag, S3Exchange exchange) {
+        long slotBytes = slotSize(directory);
+        long total = 0;
+        boolean anyPlaced = false;
+        for (int i = 0; i < chosen.size(); i++) {
+            Part part = chosen.get(i);
+            boolean last = i == chosen.size() - 1;
+            if (slotBytes <= 0 || part.number() != i + 1 || (last ? part.sizeBytes() > slotBytes : part.sizeBytes() != slotBytes)) {
+                return null;
+            }
+            anyPlaced |= part.placed() != null;
+            total += part.sizeBytes();
+        }
+        if (!anyPlaced) {
+            return null;
+        }
+        Attributes object = client().lookup(directory.inodeId(), OBJECT); // there: a part was placed in it
+        try {
+            client().create(directory.inodeId(), SEALED, 0600, true, null);
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.ALREADY_EXISTS) {
+                throw e;
+            }
+            // sealed already, by an earlier completion that failed: no slot was claimed after it either
+        }
+        if (!slotsFinished(directoryPath)) {
+            return null;
+        }
+        // sealed, and every slot's writer has ended: nothing but this handle writes the file now
+        try (PlinthFile file = client().open(object.inodeId(), true)) {
+            if (file.size() > total) {
+                // bytes past the chosen parts: a part uploaded and left out, or a writer that failed. Cutting them off
+                // would lose them for a later completion if this one fails, so copy instead
+                return null;
+            }
+            KeepAlive keepAlive = new KeepAlive(exchange);
+            for (Part part : chosen) {
+                if (part.placed() == null) {
+                    // its slot holds nothing any part-N names now (never written, a failed writer's, or a replaced part's)
+                    try (PlinthFile from = client().objects().openStored(part.attributes().inodeId())) {
+                        ObjectIo.copy(from, 0, part.sizeBytes(), file, (part.number() - 1) * slotBytes, null, null);
+                    }
+                    keepAlive.tick();
+                }
+            }
+            if (file.size() != total) {
+                return null; // the last slot holds more than the last part: a failed writer's bytes
+            }
+            client().setAttr(object.inodeId(), dev.plinth.wire.messages.MetaMessages.SET_MODE, mode, 0, 0, 0, 0, 0);
+            return namespace.publishAssembled(file, directory.inodeId(), OBJECT, target, name, template, extras, replacing, etag);
+        }
+    }
+
+    /** The upload's slot size, or 0 where none was fixed. */
+    private long slotSize(Attributes directory) {
+        try {
+            return Long.parseLong(client().readLink(client().lookup(directory.inodeId(), SLOT_SIZE).inodeId()));
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                return 0;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Keeps a completion's connection alive: S3 answers 200 at once and sends spaces while it
+     * works, so clients do not time out on large objects.
+     */
+    private static final class KeepAlive {
+        private final S3Exchange exchange;
+        private long lastNanos = System.nanoTime();
+
+        KeepAlive(S3Exchange exchange) {
+            this.exchange = exchange;
+        }
+
+        void tick() {
+            if (System.nanoTime() - lastNanos > 2_000_000_000L) {
+                exchange.streamChunk(io.netty.buffer.Unpooled.copiedBuffer(" ", StandardCharsets.US_ASCII));
+                lastNanos = System.nanoTime();
+            }
+        }
+    }
+
+    /**
+     * Waits, for at most {@link #SLOT_FINISH_WAIT_MILLIS}, until the writer of every claimed slot
+     * has ended; false if one has not (it may have died; it may still write).
+     */
+    private boolean slotsFinished(String directoryPath) {
+        List<Long> waiting = new ArrayList<>();
+        for (DirEntry entry : client().list(directoryPath)) {
+            if (entry.name().matches("slot-[0-9]{5}")) {
+                waiting.add(entry.inodeId());
+            }
+        }
+        long waitMillis = FaultPoints.value(FaultPoints.S3_SLOT_FINISH_WAIT_MILLIS, SLOT_FINISH_WAIT_MILLIS);
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        while (true) {
+            waiting.removeIf(this::slotFinished);
+            if (waiting.isEmpty()) {
+                return true;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+    }
+
+    private boolean slotFinished(long claimInodeId) {
+        try {
+            client().getXattr(claimInodeId, SLOT_FINISHED_XATTR);
+            return true;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.NO_ATTRIBUTE) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Writes the chosen parts one after another into {@code file}, each as stored (an encrypted
+     * part's bytes as they are: the object's segments carry each part's IV), keeping the client's
+     * connection alive while it works.
+     */
+    private void copyParts(Attributes directory, List<Part> chosen, PlinthFile file, S3Exchange exchange) {
+        long offset = 0;
+        KeepAlive keepAlive = new KeepAlive(exchange);
+        PlinthFile object = null;
+        try {
+            for (Part part : chosen) {
+                if (part.placed() == null) {
+                    try (PlinthFile from = client().objects().openStored(part.attributes().inodeId())) {
+                        ObjectIo.copy(from, 0, part.sizeBytes(), file, offset, null, null);
+                    }
+                } else {
+                    if (object == null) {
+                        object = client().objects().openStored(client().lookup(directory.inodeId(), OBJECT).inodeId());
+                    }
+                    ObjectIo.copy(object, part.placed().offset(), part.sizeBytes(), file, offset, null, null);
+                }
+                offset += part.sizeBytes();
+                keepAlive.tick();
+            }
+        } finally {
+            if (object != null) {
+                object.close();
+            }
+        }
     }
 }

@@ -23,6 +23,15 @@ final class ObjectIo {
 
     /** As above, encrypting what it writes with {@code encryptor} (null: as it is) after hashing the plaintext. */
     static Written writeBody(InputStream body, PlinthFile file, long expectedBytes, long sizeBytesMax, dev.plinth.client.ObjectCipher encryptor) {
+        return writeBody(body, file, 0, expectedBytes, sizeBytesMax, encryptor);
+    }
+
+    /**
+     * As above, into the file from {@code fileOffset} on (a part written in place in its upload's
+     * object); the encryptor counts from the body's first byte.
+     */
+    static Written writeBody(InputStream body, PlinthFile file, long fileOffset, long expectedBytes, long sizeBytesMax,
+                             dev.plinth.client.ObjectCipher encryptor) {
         MessageDigest md5 = S3Namespace.md5();
         // a small object needs a small buffer: a MiB for every 4 KiB PUT was most of the gateway's allocation
         byte[] piece = new byte[expectedBytes >= 0 ? (int) Math.max(1, Math.min(PIECE_BYTES, expectedBytes + 1)) : PIECE_BYTES];
@@ -42,7 +51,7 @@ final class ObjectIo {
                     if (encryptor != null) {
                         encryptor.apply(offset, piece, 0, filled);
                     }
-                    file.write(offset, ByteBuffer.wrap(piece, 0, filled));
+                    file.write(fileOffset + offset, ByteBuffer.wrap(piece, 0, filled));
                     offset += filled;
                 }
                 if (n < 0 || filled == 0) {

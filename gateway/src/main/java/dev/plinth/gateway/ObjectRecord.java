@@ -13,7 +13,8 @@ import java.util.List;
  * at the end (RecordCodec).
  */
 record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNanos, String contentType, List<Header> headers,
-                    List<Header> userMetadata, String uploadId, List<Long> partSizes, Checksum checksum, List<String> partChecksums) {
+                    List<Header> userMetadata, String uploadId, List<Long> partSizes, Checksum checksum, List<String> partChecksums,
+                    Placed placed) {
     /** In user.* so that the object's owner can write it in the same change that publishes the file; readable through the mount. */
     static final String XATTR = "user.plinth.s3";
     static final int FORMAT_VERSION = 1;
@@ -31,6 +32,12 @@ record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNa
         }
     }
 
+    /**
+     * Where a part written in place lies in its upload's object file (see
+     * {@link MultipartOperations}): the record of such a part is kept on an empty marker file.
+     */
+    record Placed(long offset, long sizeBytes) {}
+
     ObjectRecord {
         headers = headers == null ? List.of() : List.copyOf(headers);
         userMetadata = userMetadata == null ? List.of() : List.copyOf(userMetadata);
@@ -40,7 +47,7 @@ record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNa
 
     ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNanos, String contentType, List<Header> headers,
                  List<Header> userMetadata) {
-        this(formatVersion, etag, sizeBytes, mtimeNanos, contentType, headers, userMetadata, null, List.of(), null, List.of());
+        this(formatVersion, etag, sizeBytes, mtimeNanos, contentType, headers, userMetadata, null, List.of(), null, List.of(), null);
     }
 
     /** A stored record, or null for none or one this version cannot read. */
@@ -57,13 +64,13 @@ record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNa
 
     ObjectRecord withVersion(String newEtag, long newSizeBytes, long newMtimeNanos) {
         return new ObjectRecord(FORMAT_VERSION, newEtag, newSizeBytes, newMtimeNanos, contentType, headers, userMetadata, uploadId, partSizes,
-                checksum, partChecksums);
+                checksum, partChecksums, placed);
     }
 
     /** This record with the object's flexible checksum (null: none). */
     ObjectRecord withChecksum(Checksum newChecksum) {
         return new ObjectRecord(FORMAT_VERSION, etag, sizeBytes, mtimeNanos, contentType, headers, userMetadata, uploadId, partSizes,
-                newChecksum, partChecksums);
+                newChecksum, partChecksums, placed);
     }
 
     /**
@@ -73,7 +80,13 @@ record ObjectRecord(int formatVersion, String etag, long sizeBytes, long mtimeNa
      */
     ObjectRecord withParts(String id, List<Long> sizes, List<String> checksums, Checksum objectChecksum) {
         return new ObjectRecord(FORMAT_VERSION, etag, sizeBytes, mtimeNanos, contentType, headers, userMetadata, id, sizes,
-                objectChecksum, checksums);
+                objectChecksum, checksums, null);
+    }
+
+    /** This record (a part's) for a part written in place: {@code sizeBytes} bytes at {@code offset} of the upload's object file. */
+    ObjectRecord withPlaced(long offset, long partBytes) {
+        return new ObjectRecord(FORMAT_VERSION, etag, sizeBytes, mtimeNanos, contentType, headers, userMetadata, uploadId, partSizes,
+                checksum, partChecksums, new Placed(offset, partBytes));
     }
 
     /**

@@ -408,15 +408,55 @@ final class S3Namespace {
         // with its last close, or with the gateway's session).
         try (PlinthFile file = client.createUnnamed(directory.inodeId(), mode, null)) {
             String etag = content.write(file);
-            // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
-            long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
-            ObjectRecord record = template.get().withVersion(etag, file.size(), mtimeNanos);
-            Attributes attributes = file.publish(directory.inodeId(), null, name, replacing.nothing(), mtimeNanos, xattrs(record, extras.get()),
-                    replacing.onlyInodeId());
-            return new Written(etag, attributes);
+            return publish(file, directory.inodeId(), null, directory, name, template.get(), extras.get(), replacing, etag);
         } catch (PlinthException e) {
             throw writeFailure(e, replacing);
         }
+    }
+
+    /**
+     * Makes {@code name} in {@code directory} the object a multipart upload assembled in place:
+     * the open {@code file}, named {@code sourceName} in directory {@code sourceDirectoryId}, moved
+     * there with its record in one change, as {@link #writeObject} publishes a new file.
+     */
+    Written publishAssembled(PlinthFile file, long sourceDirectoryId, String sourceName, Attributes directory, String name,
+                             ObjectRecord template, Extras extras, Replacing replacing, String etag) {
+        try {
+            return publish(file, sourceDirectoryId, sourceName, directory, name, template, extras, replacing, etag);
+        } catch (PlinthException e) {
+            throw writeFailure(e, replacing);
+        }
+    }
+
+    private Written publish(PlinthFile file, long sourceDirectoryId, String sourceName, Attributes directory, String name, ObjectRecord template,
+                            Extras extras, Replacing replacing, String etag) {
+        // the record names the size and mtime it describes, so a change through the mount is noticed (see etag())
+        long mtimeNanos = Math.multiplyExact(System.currentTimeMillis(), 1_000_000L);
+        ObjectRecord record = template.withVersion(etag, file.size(), mtimeNanos);
+        Attributes attributes = file.publish(sourceDirectoryId, sourceName, directory.inodeId(), name, replacing.nothing(), mtimeNanos,
+                xattrs(record, extras), replacing.onlyInodeId());
+        return new Written(etag, attributes);
+    }
+
+    /**
+     * The layout template a new file for {@code key} would get: its directory's, or where that does
+     * not exist yet, the nearest existing one's above it in the bucket (null: the root's).
+     */
+    dev.plinth.common.Layout layoutFor(String bucket, String key) {
+        String path = objectPath(bucket, key);
+        String bucketPath = bucketPath(bucket);
+        for (String directory = path.substring(0, path.lastIndexOf('/')); directory.length() >= bucketPath.length();
+             directory = directory.substring(0, directory.lastIndexOf('/'))) {
+            try {
+                Attributes attributes = client.stat(directory);
+                return attributes.isDirectory() && attributes.layout() != null ? attributes.layout().template() : null;
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.NOT_A_DIRECTORY) {
+                    throw translate(e);
+                }
+            }
+        }
+        return null;
     }
 
     /** The extended attributes a new object is published with: its record, its tags if it has any, how it is encrypted if it is. */

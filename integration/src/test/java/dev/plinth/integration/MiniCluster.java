@@ -82,12 +82,21 @@ public final class MiniCluster implements AutoCloseable {
         return find(series).orElse(absent);
     }
 
+    /** The sum of every series on /metrics whose name and labels begin with {@code prefix}: {@code plinth_target_io_bytes_total{direction="write"}. */
+    public double metricSum(String prefix) {
+        return metricsPage().lines().filter(line -> line.startsWith(prefix) && !line.startsWith("#"))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+    }
+
     private java.util.OptionalDouble find(String series) {
+        return metricsPage().lines().filter(line -> line.startsWith(series + " "))
+                .mapToDouble(line -> Double.parseDouble(line.substring(series.length()).strip())).findFirst();
+    }
+
+    private String metricsPage() {
         try (var http = java.net.http.HttpClient.newHttpClient()) {
-            String page = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + server.httpAddress() + "/metrics")).build(),
+            return http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + server.httpAddress() + "/metrics")).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            return page.lines().filter(line -> line.startsWith(series + " "))
-                    .mapToDouble(line -> Double.parseDouble(line.substring(series.length()).strip())).findFirst();
         } catch (java.io.IOException | InterruptedException e) {
             throw new AssertionError("could not read /metrics", e);
         }

@@ -63,7 +63,7 @@ public final class Publish {
             Xattrs.set(namespace, new MetaMessages.SetXattr(request.header(), request.inodeId(), xattr.name(), xattr.value(), 0));
         }
         if (request.sourceName() != null) {
-            Rename.apply(namespace, new MetaMessages.Rename(request.header(), request.parentId(), request.sourceName(), request.parentId(),
+            Rename.apply(namespace, new MetaMessages.Rename(request.header(), request.sourceDirectoryId(), request.sourceName(), request.parentId(),
                     request.targetName(), request.noReplace()));
         }
         return new AttributesReply(namespace.inode(request.inodeId()).toAttributes());

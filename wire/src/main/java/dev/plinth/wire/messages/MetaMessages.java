@@ -257,13 +257,20 @@ public final class MetaMessages {
      * caller's open as {@link Close} does, sets mtime to {@code mtimeNanos} (so the writer knows it,
      * e.g. to record it beside a checksum), sets {@code xattrs}, and renames {@code sourceName} (or
      * links the unnamed file) over {@code targetName} in directory {@code parentId}
-     * ({@code noReplace}: EEXIST instead). All or nothing: what an S3 PUT, and any "write a
+     * ({@code noReplace}: EEXIST instead); a named file may come from another directory,
+     * {@code sourceParentId} (0: the same one). All or nothing: what an S3 PUT, and any "write a
      * temporary file, then rename it" writer, needs. The caller must own the file. {@code inline}
      * as in {@link Close}. {@code onlyReplacing}, when not 0: {@code targetName} must name that
      * inode now (an S3 If-Match checked against it), else CHANGED and nothing happens.
      */
     public record Publish(OpHeader header, long inodeId, long writtenEndBytes, long mtimeNanos, List<Xattr> xattrs, long parentId,
-                          String sourceName, String targetName, boolean noReplace, InlineWrite inline, long onlyReplacing) implements Mutation {}
+                          String sourceName, String targetName, boolean noReplace, InlineWrite inline, long onlyReplacing,
+                          long sourceParentId) implements Mutation {
+        /** The directory {@code sourceName} is in: {@code sourceParentId}, or {@code parentId} where that is 0. */
+        public long sourceDirectoryId() {
+            return sourceParentId != 0 ? sourceParentId : parentId;
+        }
+    }
 
     /**
      * Creates a file with all of its bytes, which must fit in its Data-on-MDT part, and publishes
