@@ -17,12 +17,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code checkpoint.block-delay-millis} (the checkpoint agent waits this long after each block it
  * uploads, so a test can kill it mid-upload); {@code s3.slot-finish-wait-millis} (how long completing a
  * multipart upload waits for a claimed part slot to finish before it copies instead: 30 s).
+ *
+ * <p>Faults of the disk and the network: {@code storage.fsync-fail=N} (the next N fsyncs of a
+ * target's chunks fail with EIO); {@code storage.short-write=N} (the next N chunk writes reach
+ * the disk in two calls, the first writing half, as a write(2) may);
+ * {@code storage.disk-delay-millis} (every disk operation of a target waits this long first: a
+ * slow disk); {@code rpc.drop-reply=MESSAGE} (the next request of that type, e.g. {@code Create}, is
+ * carried out but its reply is never sent, as when the network loses it).
  */
 public final class FaultPoints {
     public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
     public static final String HSM_PART_DELAY_MILLIS = "hsm.part-delay-millis";
     public static final String CHECKPOINT_BLOCK_DELAY_MILLIS = "checkpoint.block-delay-millis";
     public static final String S3_SLOT_FINISH_WAIT_MILLIS = "s3.slot-finish-wait-millis";
+    public static final String STORAGE_FSYNC_FAIL = "storage.fsync-fail";
+    public static final String STORAGE_SHORT_WRITE = "storage.short-write";
+    public static final String STORAGE_DISK_DELAY_MILLIS = "storage.disk-delay-millis";
+    public static final String RPC_DROP_REPLY = "rpc.drop-reply";
 
     private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
 
@@ -70,6 +81,30 @@ public final class FaultPoints {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Takes one from a counting point ({@code NAME=N}): true, and N one less, if N was above 0. */
+    public static boolean take(String name) {
+        boolean[] taken = {false};
+        POINTS.computeIfPresent(name, (key, value) -> {
+            long left;
+            try {
+                left = Long.parseLong(value);
+            } catch (NumberFormatException e) {
+                return value;
+            }
+            if (left <= 0) {
+                return value;
+            }
+            taken[0] = true;
+            return left == 1 ? null : Long.toString(left - 1);
+        });
+        return taken[0];
+    }
+
+    /** Turns off a point whose value is {@code value}: true if it was on with that value (a one-shot fault for that case). */
+    public static boolean takeIfValue(String name, String value) {
+        return POINTS.remove(name, value);
     }
 
     public static void set(String name, String value) {

@@ -360,9 +360,17 @@ public final class MgmtService implements AutoCloseable {
         List<TargetInfo> targets = new ArrayList<>();
         List<ChainInfo> chains = state.chains();
         boolean returned = !node.online();
+        List<Integer> leftOut = new ArrayList<>();
         for (TargetInfo target : state.targets()) {
             TargetUsage usage = heartbeat.targets().stream().filter(u -> u.targetId() == target.targetId()).findFirst().orElse(null);
-            if (usage != null && target.nodeId() == heartbeat.nodeId()) {
+            if (usage == null && target.nodeId() == heartbeat.nodeId() && target.state() == TargetState.ONLINE) {
+                // its node no longer serves it (it failed: an fsync error, say): out of its chains, as if its node were away
+                chains = ChainTables.offline(chains, target.targetId());
+                offlineSince.put(target.targetId(), System.nanoTime());
+                targets.add(new TargetInfo(target.targetId(), target.nodeId(), target.path(), target.capacityBytes(), target.usedBytes(),
+                        TargetState.OFFLINE, target.filesystemId()));
+                leftOut.add(target.targetId());
+            } else if (usage != null && target.nodeId() == heartbeat.nodeId()) {
                 returned |= target.state() != TargetState.ONLINE;
                 if (target.state() != TargetState.ONLINE) {
                     chains = ChainTables.returned(chains, target.targetId());
@@ -374,11 +382,16 @@ public final class MgmtService implements AutoCloseable {
                 targets.add(target);
             }
         }
-        if (returned) {
+        if (returned || !leftOut.isEmpty()) {
             List<NodeInfo> nodes = state.nodes().stream().map(n -> n.nodeId() == node.nodeId() ? new NodeInfo(n.nodeId(), n.rpcAddress(), true) : n)
                     .toList();
             commit(state.with(state.version() + 1, nodes, targets, state.pools()).withChains(chains));
-            LOG.info("node {} is back online", node.nodeId());
+            if (returned) {
+                LOG.info("node {} is back online", node.nodeId());
+            }
+            if (!leftOut.isEmpty()) {
+                LOG.warn("node {} no longer serves targets {}: marked offline", node.nodeId(), leftOut);
+            }
         } else {
             // Usage changes often and is not worth a disk write: it is kept in memory and re-reported.
             state = state.with(state.version(), state.nodes(), targets, state.pools());

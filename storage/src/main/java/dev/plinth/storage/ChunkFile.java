@@ -335,6 +335,13 @@ final class ChunkFile implements AutoCloseable {
 
     /** Writes all of {@code buffer} at {@code position} (a channel may write less than asked). */
     static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+        if (buffer.remaining() > 1 && dev.plinth.common.FaultPoints.take(dev.plinth.common.FaultPoints.STORAGE_SHORT_WRITE)) {
+            // a write(2) that wrote half of what it was given, as one may
+            int limit = buffer.limit();
+            buffer.limit(buffer.position() + buffer.remaining() / 2);
+            position += channel.write(buffer, position);
+            buffer.limit(limit);
+        }
         while (buffer.hasRemaining()) {
             position += channel.write(buffer, position);
         }

@@ -6,6 +6,7 @@ import dev.plinth.common.ChunkFormat;
 import dev.plinth.common.Config;
 import dev.plinth.common.Crc32cBlocks;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FaultPoints;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
@@ -46,6 +47,9 @@ import java.util.stream.Stream;
  */
 public final class ChunkStore implements AutoCloseable {
     public static final int FORMAT_VERSION = 1;
+    /** In a target's directory: why it failed ({@link #fail}); while it is there the target is not served. */
+    public static final String FAILED_FILE = "FAILED";
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ChunkStore.class);
     private static final int OPEN_CHUNKS_MAX = 256;
 
     private final int targetId;
@@ -66,6 +70,7 @@ public final class ChunkStore implements AutoCloseable {
      */
     private final FileStore fileStore;
     private final AtomicLong usedBytes = new AtomicLong();
+    private volatile String failure;
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
@@ -151,6 +156,12 @@ public final class ChunkStore implements AutoCloseable {
                 Files.move(temporary, properties, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
             ChunkStore store = new ChunkStore(targetId, root, capacityBytes, reserveBytes, directIo);
+            Path failed = root.resolve(FAILED_FILE);
+            if (Files.exists(failed)) {
+                store.failure = Files.readString(failed).strip();
+                LOG.error("target {} failed before ({}); it stays out of service until it is replaced, or {} is removed", targetId,
+                        store.failure, failed);
+            }
             Files.createDirectories(store.chunksRoot);
             store.usedBytes.set(store.scanUsedBytes());
             return store;
@@ -161,6 +172,37 @@ public final class ChunkStore implements AutoCloseable {
 
     public int targetId() {
         return targetId;
+    }
+
+    /** Why this target stopped serving (its {@value #FAILED_FILE} file says so across restarts); null while it serves. */
+    public String failure() {
+        return failure;
+    }
+
+    /**
+     * Stops this target for good (fail-stop), as Ceph and PostgreSQL do on a failed fsync: the
+     * kernel may have dropped the pages it could not write and report the next fsync as a
+     * success, so nothing this disk holds can be vouched for. Its node stops reporting it, mgmt
+     * takes it out of its chains (others hold its replicas; with one replica its files read as
+     * errors, never as lost bytes acknowledged), and a {@value #FAILED_FILE} file keeps it out after
+     * a restart until an operator replaces it or, having checked the disk, removes the file.
+     */
+    void fail(String reason) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = reason;
+        }
+        LOG.error("target {} has failed: {}; it serves nothing from now on. Replace it, or check the disk and remove {} to bring it back",
+                targetId, reason, root.resolve(FAILED_FILE));
+        try {
+            Path temporary = root.resolve(FAILED_FILE + ".tmp");
+            Files.writeString(temporary, reason + " at " + java.time.Instant.now() + "\n");
+            Files.move(temporary, root.resolve(FAILED_FILE), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            LOG.error("target {}: cannot record its failure in {}: {}", targetId, root.resolve(FAILED_FILE), e.getMessage());
+        }
     }
 
     public Path root() {
@@ -877,11 +919,18 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    /** Forces every chunk of a file, and its directory, to stable storage. */
+    /** Forces every chunk of a file, and its directory, to stable storage. A failed fsync fails the target ({@link #fail}). */
     public void syncFile(long inodeId) {
         for (Path path : chunkFiles(inodeId)) {
             withChunk(path, false, file -> {
-                file.force();
+                try {
+                    if (FaultPoints.take(FaultPoints.STORAGE_FSYNC_FAIL)) {
+                        throw new IOException("Input/output error (injected: " + FaultPoints.STORAGE_FSYNC_FAIL + ")");
+                    }
+                    file.force();
+                } catch (IOException e) {
+                    throw failedSync(path, e);
+                }
                 return null;
             });
         }
@@ -890,9 +939,14 @@ public final class ChunkStore implements AutoCloseable {
             try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
                 channel.force(true);
             } catch (IOException e) {
-                throw ioError("sync", directory, e);
+                throw failedSync(directory, e);
             }
         }
+    }
+
+    private PlinthException failedSync(Path path, IOException e) {
+        fail("fsync of " + path + " failed: " + e.getMessage());
+        return new PlinthException(ErrorCode.UNAVAILABLE, "target " + targetId + " has failed (fsync: " + e.getMessage() + ")", e);
     }
 
     /** Re-reads one chunk and checks every block; for the scrubber and for tests. */

@@ -96,7 +96,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     }
 
     private void register() {
-        List<ChunkStore> targets = service.targets();
+        List<ChunkStore> targets = service.targets().stream().filter(target -> target.failure() == null).toList();
         RegisterNode request = new RegisterNode(nodeId, rpcAddress.toString(), targets.stream().map(service::usageOf).toList(),
                 targets.stream().map(t -> t.root().toString()).toList());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

@@ -130,8 +130,9 @@ public final class StorageService implements AutoCloseable {
         return new ArrayList<>(targets.values());
     }
 
+    /** The targets this node serves, as it reports them to mgmt: a failed one is left out, which takes it out of its chains. */
     public List<TargetUsage> usage() {
-        return targets.values().stream().map(this::usageOf).toList();
+        return targets.values().stream().filter(target -> target.failure() == null).map(this::usageOf).toList();
     }
 
     /** A target's capacity and use, and its byte counters (the ones /metrics shows) for mgmt's throughput figures. */
@@ -145,6 +146,10 @@ public final class StorageService implements AutoCloseable {
         ChunkStore store = targets.get(targetId);
         if (store == null) {
             throw new PlinthException(ErrorCode.STALE_HANDLE, "target " + targetId + " is not served here");
+        }
+        if (store.failure() != null) {
+            // retryable: the client tries again once mgmt has taken the target out of its chains
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "target " + targetId + " has failed (" + store.failure() + ") and serves nothing");
         }
         return store;
     }
@@ -455,6 +460,7 @@ public final class StorageService implements AutoCloseable {
                 if (context.expired()) {
                     throw new PlinthException(ErrorCode.TIMED_OUT, "request expired in the storage queue");
                 }
+                dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.STORAGE_DISK_DELAY_MILLIS);
                 return work.get();
             }), executor);
         } catch (RejectedExecutionException e) {

@@ -297,6 +297,12 @@ public final class RpcClient implements AutoCloseable {
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
+        if (RpcDispatcher.dropsReplyTo(decoded)) {
+            // carried out, but the reply is lost: the caller times out, as over a network that lost it
+            pending.put(correlationId, new Pending(responseType, future, startTimer(correlationId, request, timeout)));
+            reply.whenComplete((answer, failure) -> releaseUnwanted(payload, answer));
+            return future;
+        }
         if (reply.isDone()) {
             inflightSlots.release();
             answerDirect(reply, payload, decoded, requestId, responseType, future);

@@ -58,6 +58,15 @@ public final class RpcDispatcher {
         });
     }
 
+    /**
+     * Whether the reply to {@code request} is to be lost on its way, as a network may lose it,
+     * after the request was carried out: the fault point {@code rpc.drop-reply}, once, for the
+     * request type it names. Callers then see a timeout and retry, with the same request id.
+     */
+    static boolean dropsReplyTo(Record request) {
+        return dev.plinth.common.FaultPoints.takeIfValue(dev.plinth.common.FaultPoints.RPC_DROP_REPLY, request.getClass().getSimpleName());
+    }
+
     private static String codeOf(Throwable failure) {
         Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         return cause instanceof PlinthException plinth ? plinth.code().name() : ErrorCode.INTERNAL.name();

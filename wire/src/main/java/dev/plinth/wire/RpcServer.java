@@ -224,9 +224,12 @@ public final class RpcServer implements AutoCloseable {
             String requestId = peerName + "@" + channel.remoteAddress() + "#" + correlationId;
             LogContext.withRequest(requestId, () -> dispatcher.dispatch(requestContext, request, frame.data())).whenComplete((reply, failure) -> {
                 frame.release();
-                if (failure != null) {
+                boolean dropped = RpcDispatcher.dropsReplyTo(request);
+                if (failure != null && !dropped) {
                     sendError(channel, type, correlationId, errorReplyOf(failure, request, requestId));
-                } else if (!channel.isActive()) {
+                } else if (failure != null) {
+                    // the reply is lost on its way (a fault point)
+                } else if (!channel.isActive() || dropped) {
                     reply.releaseData();
                 } else {
                     FrameCodec.write(channel, Frame.FLAG_RESPONSE, type, correlationId, 0, reply.message(), reply.data(), reply.dataLength());
