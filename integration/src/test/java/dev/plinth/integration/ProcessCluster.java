@@ -29,7 +29,8 @@ final class ProcessCluster implements AutoCloseable {
 
     private final Path directory;
     private final List<String> settings;
-    private final List<Process> roles = new ArrayList<>();
+    private MetaProcess meta;
+    private GatewayProcess gateway;
     private final List<StorageNodeProcess> storage = new ArrayList<>();
     private final List<MgmtReplica> mgmt = new ArrayList<>();
     private Path secretFile;
@@ -187,9 +188,9 @@ final class ProcessCluster implements AutoCloseable {
             if (raft != null) {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
                         String.join(",", mgmt.stream().map(replica -> replica.raft.toString()).toList())));
-                // a restarted replica keeps its RPC address: clients and nodes were given it
-                arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
             }
+            // a restarted replica keeps its RPC address: clients and nodes were given it
+            arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
             Launched launched = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
             process = launched.process();
             rpc = launched.rpc();
@@ -212,6 +213,73 @@ final class ProcessCluster implements AutoCloseable {
                 return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
             }
         }
+    }
+
+    /** The metadata service (MDT 0): its data directory and RPC address, which a restart keeps. */
+    final class MetaProcess extends Member {
+        final Path data;
+        HostPort rpc;
+
+        MetaProcess(Path data) {
+            this.data = data;
+        }
+
+        void start() throws IOException, InterruptedException {
+            Launched launched = launch("meta", data.resolve("endpoints.json"), host, "meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
+                    "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString());
+            process = launched.process();
+            rpc = launched.rpc();
+        }
+    }
+
+    /** An S3 gateway (`plinth gateway`) on a port of its own, which a restart keeps. */
+    final class GatewayProcess extends Member {
+        final HostPort s3;
+
+        GatewayProcess(HostPort s3) {
+            this.s3 = s3;
+        }
+
+        void start() throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>();
+            if (network != null) {
+                command.addAll(List.of("ip", "netns", "exec", network.namespace));
+            }
+            command.addAll(TestProcesses.plinth(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"),
+                    List.of("gateway", "--listen", s3.toString(), "--http", host + ":0", "--server", mgmtAddresses(),
+                            "--secret-file", secretFile.toString())));
+            for (String setting : settings) {
+                command.addAll(List.of("--set", setting));
+            }
+            Path log = directory.resolve("gateway.log");
+            process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                try (var socket = new java.net.Socket(s3.host(), s3.port())) {
+                    return;
+                } catch (IOException e) {
+                    if (!process.isAlive() || System.nanoTime() > deadline) {
+                        throw new IOException("the gateway did not start; see " + log, e);
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        }
+
+        String endpoint() {
+            return "http://" + s3;
+        }
+    }
+
+    MetaProcess meta() {
+        return meta;
+    }
+
+    /** Starts an S3 gateway process for this cluster (once). */
+    GatewayProcess startGateway() throws IOException, InterruptedException {
+        gateway = new GatewayProcess(new HostPort(network == null ? "127.0.0.1" : network.addAddress(), freePort()));
+        gateway.start();
+        return gateway;
     }
 
     /** One storage node: its target directory and, while it runs, its process. */
@@ -287,9 +355,11 @@ final class ProcessCluster implements AutoCloseable {
         for (MgmtReplica replica : mgmt) {
             replica.start();
         }
-        Path metaData = directory.resolve("meta");
-        roles.add(launch("meta", metaData.resolve("endpoints.json"), network == null ? "127.0.0.1" : network.addAddress(), "meta", "--data", metaData.toString(), "--mgmt", mgmtAddresses(),
-                "--secret-file", secretFile.toString()).process());
+        meta = new MetaProcess(directory.resolve("meta"));
+        if (network != null) {
+            meta.host = network.addAddress();
+        }
+        meta.start();
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
             if (network != null) {
@@ -408,8 +478,15 @@ final class ProcessCluster implements AutoCloseable {
                 node.process.destroyForcibly();
             }
         }
-        for (int i = roles.size() - 1; i >= 0; i--) {
-            roles.get(i).destroyForcibly();
+        for (Member member : java.util.Arrays.asList(gateway, meta)) {
+            if (member != null && member.process != null) {
+                try {
+                    member.resume();
+                } catch (IOException | InterruptedException e) {
+                    // killed below anyway
+                }
+                member.process.destroyForcibly();
+            }
         }
         for (MgmtReplica replica : mgmt) {
             if (replica.process != null) {
