@@ -146,6 +146,20 @@ final class ProcessCluster implements AutoCloseable {
         Process process;
         /** The address this process listens on and connects from. */
         String host = "127.0.0.1";
+        /** Fault points the process starts with ({@code plinth.faults}: NAME[=VALUE],...); null for none. */
+        String faults;
+
+        /** The JVM options this member's next start gets. */
+        List<String> jvmOptions() {
+            List<String> options = new ArrayList<>(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"));
+            if (faults != null && !faults.isEmpty()) {
+                options.add("-Dplinth.faults=" + faults);
+            }
+            return options;
+        }
+
+        /** Starts the process (again: a restart keeps its data and its RPC address where it has one). */
+        abstract void start() throws IOException, InterruptedException;
 
         /** SIGKILL: no shutdown hook, no flush. */
         void kill() throws InterruptedException {
@@ -183,6 +197,7 @@ final class ProcessCluster implements AutoCloseable {
             this.raft = raft;
         }
 
+        @Override
         void start() throws IOException, InterruptedException {
             List<String> arguments = new ArrayList<>(List.of("mgmt", "--data", data.toString(), "--secret-file", secretFile.toString()));
             if (raft != null) {
@@ -191,7 +206,7 @@ final class ProcessCluster implements AutoCloseable {
             }
             // a restarted replica keeps its RPC address: clients and nodes were given it
             arguments.addAll(List.of("--listen", rpc == null ? host + ":0" : rpc.toString()));
-            Launched launched = launch("mgmt-" + index, data.resolve("endpoints.json"), host, arguments.toArray(String[]::new));
+            Launched launched = launch("mgmt-" + index, data.resolve("endpoints.json"), host, jvmOptions(), arguments.toArray(String[]::new));
             process = launched.process();
             rpc = launched.rpc();
         }
@@ -224,8 +239,9 @@ final class ProcessCluster implements AutoCloseable {
             this.data = data;
         }
 
+        @Override
         void start() throws IOException, InterruptedException {
-            Launched launched = launch("meta", data.resolve("endpoints.json"), host, "meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
+            Launched launched = launch("meta", data.resolve("endpoints.json"), host, jvmOptions(), "meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
                     "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString());
             process = launched.process();
             rpc = launched.rpc();
@@ -240,12 +256,13 @@ final class ProcessCluster implements AutoCloseable {
             this.s3 = s3;
         }
 
+        @Override
         void start() throws IOException, InterruptedException {
             List<String> command = new ArrayList<>();
             if (network != null) {
                 command.addAll(List.of("ip", "netns", "exec", network.namespace));
             }
-            command.addAll(TestProcesses.plinth(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"),
+            command.addAll(TestProcesses.plinth(jvmOptions(),
                     List.of("gateway", "--listen", s3.toString(), "--http", host + ":0", "--server", mgmtAddresses(),
                             "--secret-file", secretFile.toString())));
             for (String setting : settings) {
@@ -295,6 +312,7 @@ final class ProcessCluster implements AutoCloseable {
             this.target = target;
         }
 
+        @Override
         void start() throws IOException, InterruptedException {
             Path endpoints = directory.resolve("storage-" + index + ".json");
             Files.deleteIfExists(endpoints);
@@ -303,7 +321,7 @@ final class ProcessCluster implements AutoCloseable {
             for (String setting : ownSettings) {
                 arguments.addAll(List.of("--set", setting));
             }
-            process = launch("storage-" + index, endpoints, host, arguments.toArray(String[]::new)).process();
+            process = launch("storage-" + index, endpoints, host, jvmOptions(), arguments.toArray(String[]::new)).process();
             Matcher matcher = Pattern.compile("\"targets\"\\s*:\\s*\"(\\d+)").matcher(Files.readString(endpoints));
             targetId = matcher.find() ? Integer.parseInt(matcher.group(1)) : -1;
         }
@@ -350,6 +368,7 @@ final class ProcessCluster implements AutoCloseable {
             if (network != null) {
                 replica.host = network.addAddress();
             }
+            replica.rpc = new HostPort(replica.host, freePort());
             mgmt.add(replica);
         }
         for (MgmtReplica replica : mgmt) {
@@ -359,6 +378,7 @@ final class ProcessCluster implements AutoCloseable {
         if (network != null) {
             meta.host = network.addAddress();
         }
+        meta.rpc = new HostPort(meta.host, freePort());
         meta.start();
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
@@ -375,13 +395,14 @@ final class ProcessCluster implements AutoCloseable {
     private record Launched(Process process, HostPort rpc) {}
 
     /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
-    private Launched launch(String name, Path endpoints, String host, String... arguments) throws IOException, InterruptedException {
+    private Launched launch(String name, Path endpoints, String host, List<String> jvmOptions, String... arguments)
+            throws IOException, InterruptedException {
         Files.deleteIfExists(endpoints);
         List<String> command = new ArrayList<>();
         if (network != null) {
             command.addAll(List.of("ip", "netns", "exec", network.namespace));
         }
-        command.addAll(TestProcesses.plinth(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of(arguments)));
+        command.addAll(TestProcesses.plinth(jvmOptions, List.of(arguments)));
         if (!command.contains("--listen")) {
             command.addAll(List.of("--listen", host + ":0"));
         }
@@ -395,10 +416,22 @@ final class ProcessCluster implements AutoCloseable {
         return new Launched(process, TestProcesses.awaitEndpoints(process, name, endpoints, log));
     }
 
+    /**
+     * A free port for a process that keeps it across restarts: below the kernel's ephemeral range
+     * (32768 and up), which outgoing connections draw their local ports from, so that no client
+     * connection can hold it while its process is down and keep the restart from listening there.
+     */
     private static int freePort() throws IOException {
-        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            int port = random.nextInt(20_000, 32_000);
+            try (var probe = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return probe.getLocalPort();
+            } catch (IOException e) {
+                // taken: try another
+            }
         }
+        throw new IOException("no free port in 20000-31999");
     }
 
     /** Every mgmt replica's RPC address, comma-separated: what clients and nodes are given. */

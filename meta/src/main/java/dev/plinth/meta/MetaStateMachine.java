@@ -131,7 +131,7 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         long index = entry.getIndex();
         long term = entry.getTerm();
         if (index <= appliedInStore) {
-            updateLastAppliedTermIndex(term, index);
+            advanceAppliedTo(term, index);
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetaCodec.encodeResults(List.of()))));
         }
         byte[] result;
@@ -145,6 +145,25 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         appliedInStore = index;
         updateLastAppliedTermIndex(term, index);
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result)));
+    }
+
+    /**
+     * Ratis replays the log after a restart from its last snapshot, entries the store applied
+     * already included, and reports the ones that are not changes (configuration, leader
+     * markers) here. The store's applied index, set at {@link #initialize}, is where the state
+     * is: moving the applied index back to a replayed entry fails Ratis's own check and stops
+     * the state machine (a restarted MDT then never became leader), so it only ever moves forward.
+     */
+    @Override
+    public void notifyTermIndexUpdated(long term, long index) {
+        advanceAppliedTo(term, index);
+    }
+
+    private void advanceAppliedTo(long term, long index) {
+        TermIndex last = getLastAppliedTermIndex();
+        if (last == null || index > last.getIndex()) {
+            updateLastAppliedTermIndex(term, index);
+        }
     }
 
     /** Changes per log entry at most; also bounds client ids made from an entry's index. */

@@ -335,10 +335,11 @@ final class ChunkFile implements AutoCloseable {
 
     /** Writes all of {@code buffer} at {@code position} (a channel may write less than asked). */
     static void writeFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-        if (buffer.remaining() > 1 && dev.plinth.common.FaultPoints.take(dev.plinth.common.FaultPoints.STORAGE_SHORT_WRITE)) {
-            // a write(2) that wrote half of what it was given, as one may
+        // a write(2) that wrote about half of what it was given, as one may: a whole number of 4 KiB blocks, as O_DIRECT's are
+        int half = buffer.remaining() / 2 & ~4095;
+        if (half > 0 && dev.plinth.common.FaultPoints.take(dev.plinth.common.FaultPoints.STORAGE_SHORT_WRITE)) {
             int limit = buffer.limit();
-            buffer.limit(buffer.position() + buffer.remaining() / 2);
+            buffer.limit(buffer.position() + half);
             position += channel.write(buffer, position);
             buffer.limit(limit);
         }
