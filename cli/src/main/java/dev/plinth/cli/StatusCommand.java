@@ -32,15 +32,21 @@ final class StatusCommand implements Callable<Integer> {
         ClusterMap map;
         StatFsReply statFs;
         String answering;
+        List<String> attention;
         try (PlinthClient plinth = client.connect()) {
             map = plinth.refreshClusterMap();
             statFs = plinth.statFs();
             answering = plinth.mgmt().answering().toString();
+            attention = new java.util.ArrayList<>(ClusterStatus.attention(map));
+            for (var forced : plinth.unplaceableForcedLayouts()) {
+                attention.add("directory " + (forced.path() != null ? forced.path() : "inode " + forced.inodeId())
+                        + " has a layout set with --force that the cluster cannot place (" + forced.problem() + "): creates in it fail");
+            }
         }
-        List<String> attention = ClusterStatus.attention(map);
         if (json) {
             var described = ClusterStatus.describe(map, client.serverAddress().toString(),
                     new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()});
+            described.put("attention", attention);
             if (client.serverAddresses().size() > 1) {
                 described.put("mgmt_replicas", client.serverAddresses().stream().map(Object::toString).toList());
                 described.put("mgmt_leader", answering);

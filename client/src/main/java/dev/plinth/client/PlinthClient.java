@@ -935,7 +935,13 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes setLayout(String path, Layout layout, boolean force) {
-        return setLayout(stat(path).inodeId(), layout, force);
+        // the path goes with it: a forced layout's warning in `plinth status` names where it was set
+        return this.<AttributesReply>meta(new MetaMessages.SetLayout(header(), stat(path).inodeId(), layout, force, path)).attributes();
+    }
+
+    /** The directories whose layouts were set with force and that the cluster cannot place now, each with the reason. */
+    public List<MetaMessages.ForcedLayout> unplaceableForcedLayouts() {
+        return this.<MetaMessages.ForcedLayoutList>meta(new MetaMessages.ForcedLayouts(header())).layouts();
     }
 
     /** Opens an existing file. */

@@ -248,7 +248,9 @@ final class ReplicatedChains implements StripeIo {
         try {
             call = client.storage(targetId).callAsync(request, null, Duration.ofMillis(client.timeoutMillis()));
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+            // a connection refused (its server restarting) is retried below as a failed call is; returned at once, it
+            // failed a hard mount's read, and an O_APPEND writer through it, while a storage node restarted
+            call = CompletableFuture.failedFuture(e);
         }
         return call.handle((response, failure) -> {
             if (failure == null) {

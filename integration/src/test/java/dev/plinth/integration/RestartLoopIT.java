@@ -67,24 +67,28 @@ class RestartLoopIT {
                         sys.exit(1)
                     print("acknowledged %d" % acknowledged, flush=True)
                     """.replace("RECORD_BYTES", Integer.toString(RECORD_BYTES)), mountPoint.resolve("journal").toString(), stop.toString()).redirectErrorStream(true).start();
-            for (int round = 0; round < ROUNDS; round++) {
-                Thread.sleep(200 + random.nextInt(1000));
-                assertThat(writer.isAlive()).as("the writer is still going in round %d", round).isTrue();
-                server.kill();
-                server = ServerProcess.start(data, log, listen, jvm);
+            try {
+                for (int round = 0; round < ROUNDS; round++) {
+                    Thread.sleep(200 + random.nextInt(1000));
+                    assertThat(writer.isAlive()).as("the writer is still going in round %d", round).isTrue();
+                    server.kill();
+                    server = ServerProcess.start(data, log, listen, jvm);
+                }
+                Thread.sleep(500);
+                Files.writeString(stop, "");
+                assertThat(writer.waitFor(120, TimeUnit.SECONDS)).as("the writer stops").isTrue();
+                String output = new String(writer.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+                assertThat(writer.exitValue()).as(output).isZero();
+                int acknowledged = Integer.parseInt(output.substring(output.lastIndexOf(' ') + 1));
+                List<String> lines = Files.readAllLines(mountPoint.resolve("journal"));
+                assertThat(lines.size()).as("every fsynced line is there").isGreaterThanOrEqualTo(acknowledged);
+                for (int i = 0; i < lines.size(); i++) {
+                    assertThat(lines.get(i)).hasSize(RECORD_BYTES - 1).startsWith(String.format("line %08d x", i));
+                }
+                System.out.println(ROUNDS + " kills and restarts: " + acknowledged + " lines fsynced, none lost, no error seen");
+            } finally {
+                writer.destroyForcibly(); // left running after the mount is gone, it would fill the local disk under the mount point
             }
-            Thread.sleep(500);
-            Files.writeString(stop, "");
-            assertThat(writer.waitFor(120, TimeUnit.SECONDS)).as("the writer stops").isTrue();
-            String output = new String(writer.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            assertThat(writer.exitValue()).as(output).isZero();
-            int acknowledged = Integer.parseInt(output.substring(output.lastIndexOf(' ') + 1));
-            List<String> lines = Files.readAllLines(mountPoint.resolve("journal"));
-            assertThat(lines.size()).as("every fsynced line is there").isGreaterThanOrEqualTo(acknowledged);
-            for (int i = 0; i < lines.size(); i++) {
-                assertThat(lines.get(i)).hasSize(RECORD_BYTES - 1).startsWith(String.format("line %08d x", i));
-            }
-            System.out.println(ROUNDS + " kills and restarts: " + acknowledged + " lines fsynced, none lost, no error seen");
         } finally {
             server.close();
         }

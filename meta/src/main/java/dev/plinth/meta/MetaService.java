@@ -216,6 +216,9 @@ public final class MetaService implements AutoCloseable {
         if (query instanceof MetaMessages.StatFs) {
             return CompletableFuture.completedFuture(statFs());
         }
+        if (query instanceof MetaMessages.ForcedLayouts) {
+            return CompletableFuture.supplyAsync(() -> unplaceable((MetaMessages.ForcedLayoutList) stateMachine.queryRecord(query)), readExecutor);
+        }
         if (raft.isSingleReplica() && inline) {
             inlineReads.incrementAndGet();
             try {
@@ -381,7 +384,7 @@ public final class MetaService implements AutoCloseable {
             if (!target.attributes().isDirectory()) {
                 layout = placement.place(layout.template(), map);
             }
-            return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout, setLayout.force());
+            return new MetaMessages.SetLayout(setLayout.header(), setLayout.inodeId(), layout, setLayout.force(), setLayout.path());
         }
         return mutation;
     }
@@ -402,6 +405,20 @@ public final class MetaService implements AutoCloseable {
 
     private AttributesReply queryNow(Query query) {
         return (AttributesReply) stateMachine.queryRecord(query);
+    }
+
+    /** Of the layouts set with force, those the cluster cannot place now, each with the reason. */
+    private MetaMessages.ForcedLayoutList unplaceable(MetaMessages.ForcedLayoutList forced) {
+        ClusterMap map = clusterMap.current();
+        List<MetaMessages.ForcedLayout> unplaceable = new java.util.ArrayList<>();
+        for (MetaMessages.ForcedLayout layout : forced.layouts()) {
+            try {
+                placement.requirePlaceable(layout.layout(), map);
+            } catch (PlinthException e) {
+                unplaceable.add(new MetaMessages.ForcedLayout(layout.inodeId(), layout.path(), layout.layout(), e.detail()));
+            }
+        }
+        return new MetaMessages.ForcedLayoutList(unplaceable);
     }
 
     private MetaMessages.StatFsReply statFs() {

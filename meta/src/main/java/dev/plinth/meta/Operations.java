@@ -79,6 +79,9 @@ final class Operations {
         };
     }
 
+    /** Forced layouts status lists at most (each is one directory an operator set by hand). */
+    static final int FORCED_LAYOUTS_MAX = 1000;
+
     static Record query(Namespace namespace, Query query) {
         return switch (query) {
             case MetaMessages.Lookup request -> Lookup.apply(namespace, request);
@@ -95,6 +98,7 @@ final class Operations {
             case HsmMessages.ListActions request -> Hsm.list(namespace, request);
             case HsmMessages.ListRemovedCopies request -> Hsm.removedCopies(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
+            case MetaMessages.ForcedLayouts request -> SetLayout.forced(namespace, FORCED_LAYOUTS_MAX);
         };
     }
 }

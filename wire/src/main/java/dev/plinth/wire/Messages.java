@@ -60,6 +60,7 @@ final class Messages {
         registry.register(108, MetaMessages.ReadDirPlus.class, MetaMessages.ReadDirPlusReply.class);
         registry.register(109, MetaMessages.GetLock.class, MetaMessages.LockReply.class);
         registry.register(110, MetaMessages.ReadInline.class, MetaMessages.InlineData.class);
+        registry.register(111, MetaMessages.ForcedLayouts.class, MetaMessages.ForcedLayoutList.class);
 
         registry.register(120, MetaMessages.Create.class, MetaMessages.CreateReply.class);
         registry.register(121, MetaMessages.Mkdir.class, MetaMessages.AttributesReply.class);

@@ -174,6 +174,13 @@ class CliTest {
         CliRun.Result create = plinth("fs", "put", small, "/unplaceable/refused");
         assertThat(create.exitCode()).isEqualTo(Main.EXIT_FAILED);
         assertThat(create.err()).contains("invalid argument").doesNotContain("no space");
+        // status says so, and stops saying so once the directory has a layout the cluster can place
+        CliRun.Result status = plinth("status");
+        assertThat(status.out()).contains("directory /unplaceable has a layout set with --force that the cluster cannot place")
+                .contains("2 replicas need as many storage nodes");
+        assertThat(plinth("status", "--json").out()).contains("\"attention\":[").contains("directory /unplaceable has a layout");
+        assertThat(plinth("setstripe", "-r", "1", "/unplaceable").exitCode()).isZero();
+        assertThat(plinth("status").out()).doesNotContain("/unplaceable");
         assertThat(plinth("df").out()).contains("target1").contains("filesystem");
         assertThat(plinth("df", "-h").out()).contains("filesystem").containsPattern("[0-9.]+ (KiB|MiB|GiB|TiB)");
         assertThat(plinth("df", "-H").out()).contains("filesystem").containsPattern("[0-9.]+ (kB|MB|GB|TB)");

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
  *   0xA1 inode                    the id of the HSM action queued for the file
  *   0xA2 priority action          a queued HSM action (HsmMessages.Action); restores sort first
  *   0xA3 inode                    the archived copy of a removed file, until a mover deletes it (HsmMessages.RemovedCopy)
+ *   0xB0 inode                    a layout set with force on that inode (MetaMessages.ForcedLayout), for status
  * </pre>
  */
 public final class MetaKeys {
@@ -44,6 +45,7 @@ public final class MetaKeys {
     public static final byte HSM_ACTION_BY_INODE = (byte) 0xA1;
     public static final byte HSM_ACTION = (byte) 0xA2;
     public static final byte HSM_REMOVED_COPY = (byte) 0xA3;
+    public static final byte FORCED_LAYOUT = (byte) 0xB0;
 
     private MetaKeys() {}
 

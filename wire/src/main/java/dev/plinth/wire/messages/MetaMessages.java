@@ -30,7 +30,7 @@ public final class MetaMessages {
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
-            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies {
+            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies, ForcedLayouts {
         OpHeader header();
     }
 
@@ -286,7 +286,22 @@ public final class MetaMessages {
      * pool has nodes) is refused unless {@code force}: a forced one makes creates fail until the
      * cluster grows.
      */
-    public record SetLayout(OpHeader header, long inodeId, Layout layout, boolean force) implements Mutation {}
+    public record SetLayout(OpHeader header, long inodeId, Layout layout, boolean force, String path) implements Mutation {
+        public SetLayout(OpHeader header, long inodeId, Layout layout, boolean force) {
+            this(header, inodeId, layout, force, null);
+        }
+    }
+
+    /**
+     * The layouts kept with {@code force} (see {@link SetLayout}) that the cluster cannot place
+     * now, for `plinth status`: each with the path it was set on and why it cannot be placed.
+     */
+    public record ForcedLayouts(OpHeader header) implements Query {}
+
+    /** A layout set with {@code force}: where (the path named when it was set; null: unknown), and what is wrong with it now. */
+    public record ForcedLayout(long inodeId, String path, Layout layout, String problem) {}
+
+    public record ForcedLayoutList(List<ForcedLayout> layouts) {}
 
     public record OpenSession(OpHeader header, String clientName) implements Mutation {}
 
