@@ -5,7 +5,8 @@
 # MINUTES: every role killed with SIGKILL and restarted, storage and meta paused with SIGSTOP,
 # storage nodes restarted with a slow disk or short writes, lost replies to WriteChunk, Create,
 # Publish, PutWhole and Close. At the end every acknowledged line, file and object is read back.
-# Prints a progress line a minute, then the faults injected by kind, the operations acknowledged,
+# Prints a progress line a minute (Failsafe writes a test's output as it ends, so they come together
+# at the end), then the faults injected by kind, the operations acknowledged,
 # and the violations (any error an application saw, anything acknowledged lost or changed): 0, or
 # the run fails and says what. It is RoleRestartLoopIT's soak mode (the normal test run does each
 # fault a fixed number of times instead).
@@ -18,9 +19,9 @@ cd "$HERE"
 ./mvnw -o -q install -DskipTests 2>/dev/null || ./mvnw -q install -DskipTests
 REPORT="$HERE/integration/target/failsafe-reports/dev.plinth.integration.RoleRestartLoopIT-output.txt"
 rm -f "$REPORT"
-# progress lines as the run writes them (failsafe keeps a test's output in its report file)
+# the run's lines as Failsafe writes them to the test's report file
 ( while [ ! -f "$REPORT" ]; do sleep 5; done; tail -n +1 -f "$REPORT" | grep --line-buffered '^soak:' ) & TAIL=$!
-trap 'kill $TAIL 2>/dev/null || true' EXIT
+trap 'kill $TAIL 2>/dev/null; pkill -f "tail -n +1 -f $REPORT" 2>/dev/null || true' EXIT
 status=0
 (cd integration && ../mvnw -o -q verify -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=RoleRestartLoopIT \
   -Dplinth.soak.minutes="$MINUTES" > "$HERE/integration/target/soak-maven.log" 2>&1) || status=$?
