@@ -50,23 +50,8 @@ class RestartLoopIT {
         ServerProcess server = ServerProcess.start(data, log, listen, jvm);
         try (PlinthClient client = server.client(options.config()); FuseMount mount = FuseMount.mount(client, mountPoint, options)) {
             // each line is appended, fsynced, and only then counted as acknowledged
-            Process writer = new ProcessBuilder("/usr/bin/python3", "-c", """
-                    import os, sys
-                    path, stop = sys.argv[1], sys.argv[2]
-                    PADDING = b"x" * (RECORD_BYTES - 15) + b"\\n"  # records of 64 KiB: most of the time goes to the targets
-                    acknowledged = 0
-                    try:
-                        while not os.path.exists(stop):
-                            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                            os.write(fd, b"line %08d " % acknowledged + PADDING)
-                            os.fsync(fd)
-                            os.close(fd)
-                            acknowledged += 1
-                    except OSError as e:
-                        print("error after %d lines: %s" % (acknowledged, e), flush=True)
-                        sys.exit(1)
-                    print("acknowledged %d" % acknowledged, flush=True)
-                    """.replace("RECORD_BYTES", Integer.toString(RECORD_BYTES)), mountPoint.resolve("journal").toString(), stop.toString()).redirectErrorStream(true).start();
+            // records of 64 KiB: most of the time goes to the targets
+            Process writer = RoleRestartLoopIT.startAppender(mountPoint.resolve("journal"), stop, RECORD_BYTES);
             try {
                 for (int round = 0; round < ROUNDS; round++) {
                     Thread.sleep(200 + random.nextInt(1000));

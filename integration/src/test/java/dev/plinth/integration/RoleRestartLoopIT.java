@@ -72,7 +72,7 @@ class RoleRestartLoopIT {
             MgmtMessages.AccessKey key = client.createAccessKey(new MgmtMessages.CreateAccessKey(null, null, 0, 0, List.of(), "restart loop"));
             try (S3Client s3 = patientSdk(gateway.endpoint(), key)) {
                 s3.createBucket(b -> b.bucket("loop"));
-                Process appender = startAppender(mountPoint.resolve("journal"), stop);
+                Process appender = startAppender(mountPoint.resolve("journal"), stop, RECORD_BYTES);
                 try {
                     // content is a function of the item's number, so nothing needs keeping to check it; the oldest items are
                     // checked and removed as new ones come, so a long soak holds a bounded amount
@@ -237,8 +237,11 @@ class RoleRestartLoopIT {
         }
     }
 
-    /** Appends fsynced records through the mount until {@code stop} exists; prints how many were acknowledged. */
-    private static Process startAppender(Path journal, Path stop) throws java.io.IOException {
+    /**
+     * Appends fsynced records of {@code recordBytes} ("line NNNNNNNN xxx...\n") to {@code journal}
+     * until {@code stop} exists; prints how many were acknowledged, or the error that stopped it.
+     */
+    static Process startAppender(Path journal, Path stop, int recordBytes) throws java.io.IOException {
         return new ProcessBuilder("/usr/bin/python3", "-c", """
                 import os, sys
                 path, stop = sys.argv[1], sys.argv[2]
@@ -255,7 +258,7 @@ class RoleRestartLoopIT {
                     print("error after %d lines: %s" % (acknowledged, e), flush=True)
                     sys.exit(1)
                 print("acknowledged %d" % acknowledged, flush=True)
-                """.replace("RECORD_BYTES", Integer.toString(RECORD_BYTES)), journal.toString(), stop.toString()).redirectErrorStream(true).start();
+                """.replace("RECORD_BYTES", Integer.toString(recordBytes)), journal.toString(), stop.toString()).redirectErrorStream(true).start();
     }
 
     /** An S3 client that retries for as long as a gateway takes to start again, as an application's would be set up to. */
