@@ -1,6 +1,11 @@
 package dev.plinth.cli;
 
 import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.PlinthException;
+import dev.plinth.common.Settings;
+import dev.plinth.wire.HostPort;
+import java.util.List;
 import dev.plinth.server.MetaRole;
 import dev.plinth.server.ProcessHost;
 import java.nio.file.Path;
@@ -11,7 +16,10 @@ import picocli.CommandLine.Option;
 
 @Command(name = "meta", mixinStandardHelpOptions = true,
         description = {"Run a metadata service on its own: the namespace of one MDT (Raft log and RocksDB under DIR).",
-                "Registers with mgmt, which tells clients where it is. Writes its addresses to DIR/endpoints.json."})
+                "Registers with mgmt, which tells clients where it is. Writes its addresses to DIR/endpoints.json.",
+                "With --raft and --peers it is one replica of the MDT's Raft group: start three (or five), each with its own",
+                "--data, --raft address and the same --mdt and --peers list; the leader answers, the others follow its log and",
+                "one of them takes over when it fails. Clients learn every replica from mgmt."})
 final class MetaCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, paramLabel = "DIR", description = "Data directory (created if missing).")
     Path data;
@@ -23,16 +31,40 @@ final class MetaCommand implements Callable<Integer> {
     @Option(names = "--mdt", paramLabel = "N", description = "Which MDT this serves (default 0).")
     int mdt;
 
+    @Option(names = "--raft", paramLabel = "HOST:PORT", description = "This replica's Raft address, one of --peers (setting meta.raft-listen).")
+    String raft;
+
+    @Option(names = "--peers", paramLabel = "HOST:PORT,...", description = "Raft addresses of every replica of this MDT, in the same order on "
+            + "each (setting meta.raft-peers).")
+    String peers;
+
     @Mixin
     RoleMixin role;
 
     @Override
     public Integer call() throws InterruptedException {
         Config config = role.config();
-        dev.plinth.common.log.LogContext.node("meta-" + mdt);
-        java.util.List<dev.plinth.wire.HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
+        if (raft != null) {
+            config = config.with(Settings.META_RAFT_LISTEN.key(), raft);
+        }
+        if (peers != null) {
+            config = config.with(Settings.META_RAFT_PEERS.key(), peers);
+        }
+        List<HostPort> raftPeers = config.get(Settings.META_RAFT_PEERS).isEmpty() ? List.of()
+                : HostPort.parseList(config.get(Settings.META_RAFT_PEERS));
+        int selfIndex = 0;
+        if (!raftPeers.isEmpty()) {
+            String self = config.get(Settings.META_RAFT_LISTEN);
+            selfIndex = self.isEmpty() ? -1 : raftPeers.indexOf(HostPort.parse(self));
+            if (selfIndex < 0) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--raft must be one of --peers " + raftPeers);
+            }
+        }
+        dev.plinth.common.log.LogContext.node(raftPeers.size() > 1 ? "meta-" + mdt + "." + selfIndex : "meta-" + mdt);
+        List<HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
+        int self = selfIndex;
         ProcessHost server = ProcessHost.run("meta", config, RoleMixin.readSecret(config), true, data.resolve("endpoints.json"),
-                java.util.Map.of(), host -> MetaRole.add(host, data, mdt, replicas));
+                java.util.Map.of(), host -> MetaRole.add(host, data, mdt, replicas, raftPeers, self));
         return RoleMixin.serveUntilStopped(server, "mdt:     " + mdt + " under " + data.toAbsolutePath());
     }
 }

@@ -62,6 +62,7 @@ public final class PlinthClient implements AutoCloseable {
     private final LocalChunkReader localReader;
     private final java.util.concurrent.ExecutorService localReadExecutor;
     private volatile ClusterMap clusterMap;
+    private final MdtReplicas mdts;
     private final JobStats jobStats;
     private final ObjectAccess objects = new ObjectAccess(this);
     private final WriteBudget writeBudget;
@@ -81,7 +82,8 @@ public final class PlinthClient implements AutoCloseable {
         this.timeoutMillis = options.config().get(Settings.RPC_TIMEOUT_MILLIS);
         this.retryMillis = options.config().get(Settings.CLIENT_RETRY_TIMEOUT_MILLIS);
         this.clusterMap = Retry.call(timeoutMillis, () -> mgmt().request(new GetClusterMap()), null);
-        SessionReply session = Retry.call(timeoutMillis, () -> server().request(
+        this.mdts = new MdtReplicas(connections, () -> clusterMap, options.server(), options.config());
+        SessionReply session = Retry.call(timeoutMillis, () -> mdts.request(0,
                 new MetaMessages.OpenSession(new OpHeader(0, 0, options.credentials(), 0), options.clientName())), null);
         this.clientId = session.clientId();
         if (options.config().get(Settings.CLIENT_SHORT_CIRCUIT_READS)) {
@@ -305,7 +307,7 @@ public final class PlinthClient implements AutoCloseable {
             try {
                 for (int from = 0; from < inodes.size(); from += 4096) {
                     MetaMessages.TouchAtimes touch = new MetaMessages.TouchAtimes(header(), inodes.subList(from, Math.min(inodes.size(), from + 4096)));
-                    mdt(InodeId.mdtIndex(inodes.get(0))).request(touch);
+                    mdts.request(InodeId.mdtIndex(inodes.get(0)), touch);
                 }
             } catch (RuntimeException e) {
                 LOG.debug("atime updates dropped: {}", e.toString()); // advisory: the next read of those files notes them again
@@ -315,7 +317,7 @@ public final class PlinthClient implements AutoCloseable {
 
     private void renewSession() {
         try {
-            server().request(new MetaMessages.RenewSession(header()));
+            mdts.request(0, new MetaMessages.RenewSession(header()));
             if (renewalFailingSince != 0) {
                 LOG.info("session renewed again after {} s of failures", (System.nanoTime() - renewalFailingSince) / 1_000_000_000);
                 renewalFailingSince = 0;
@@ -334,20 +336,6 @@ public final class PlinthClient implements AutoCloseable {
                 LOG.warn("session renewal still failing after {} s: {}", (now - renewalFailingSince) / 1_000_000_000, e.getMessage());
             }
         }
-    }
-
-    /** The metadata service of MDT 0 (sessions, paths from the root). */
-    RpcClient server() {
-        return mdt(0);
-    }
-
-    /**
-     * MDT {@code index}, where the cluster map says it is; the bootstrap address before any MDT
-     * has registered (the all-in-one server answers everything there).
-     */
-    private RpcClient mdt(int index) {
-        MgmtMessages.MdtInfo mdt = clusterMap == null ? null : clusterMap.mdt(index);
-        return connections.get(mdt == null ? options.server() : HostPort.parse(mdt.rpcAddress()));
     }
 
     /** The management service: the address (or mgmt replicas) the client was given. */
@@ -373,7 +361,7 @@ public final class PlinthClient implements AutoCloseable {
         }
         jobStats.metadata(currentJob());
         int mdt = MetaRouter.mdtOf(request);
-        return Retry.call(retryMillis, () -> mdt(mdt).request(request), this::refreshClusterMapSoon);
+        return Retry.call(retryMillis, () -> mdts.request(mdt, request), this::refreshClusterMapSoon);
     }
 
     // ---- cluster
@@ -971,7 +959,7 @@ public final class PlinthClient implements AutoCloseable {
             localReadExecutor.shutdown();
         }
         try {
-            server().request(new MetaMessages.CloseSession(header()));
+            mdts.request(0, new MetaMessages.CloseSession(header()));
         } catch (RuntimeException e) {
             LOG.debug("closing session failed (it will expire): {}", e.getMessage());
         }

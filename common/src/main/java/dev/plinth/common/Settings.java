@@ -97,12 +97,22 @@ public final class Settings {
             "Bandwidth the scrubber may use to re-read chunks and check their CRCs.");
     public static final Setting<Long> STORAGE_SCRUB_INTERVAL_MILLIS = Setting.ofLong("storage.scrub-interval-millis", 86_400_000, "milliseconds",
             "Time between the starts of two scrub passes over every chunk of a node (a pass takes as long as the bandwidth allows).");
+    public static final Setting<Long> CLUSTER_MDT_REPLICA_TIMEOUT_MILLIS = Setting.ofLong("cluster.mdt-replica-timeout-millis", 5_000, "milliseconds",
+            "With several replicas of an MDT: how long a client waits for one before it tries the next (a hung leader must not "
+                    + "hold up a request for a whole rpc.timeout-millis; a change sent again is applied once). A single replica gets "
+                    + "rpc.timeout-millis.");
     public static final Setting<Long> STORAGE_RESYNC_BYTES_PER_SECOND = Setting.ofBytes("storage.resync-bytes-per-second", 200L << 20,
             "Bandwidth a returning target may use to copy the chunks it missed, so client I/O keeps going.");
 
     // Metadata.
     public static final Setting<Integer> META_IO_THREADS = Setting.ofInt("meta.io-threads", 4, "threads",
             "Platform threads doing RocksDB reads per process.");
+    public static final Setting<String> META_RAFT_LISTEN = Setting.ofString("meta.raft-listen", "",
+            "Raft address of this MDT replica (one of meta.raft-peers). Empty: a single replica, on a Raft port of its own "
+                    + "choosing (kept across restarts).");
+    public static final Setting<String> META_RAFT_PEERS = Setting.ofString("meta.raft-peers", "",
+            "Raft addresses of every replica of this MDT's group, comma-separated, the same list in the same order on each "
+                    + "(three replicas survive the loss of one, five of two). Empty: a single replica.");
     public static final Setting<Long> META_SESSION_LEASE_MILLIS = Setting.ofLong("meta.session-lease-millis", 30_000, "milliseconds",
             "How long a client session lives without renewal; its open files are then closed for it.");
     public static final Setting<Long> META_RESERVE_BYTES = Setting.ofBytes("meta.reserve-bytes", 64L << 20,

@@ -29,7 +29,7 @@ final class ProcessCluster implements AutoCloseable {
 
     private final Path directory;
     private final List<String> settings;
-    private MetaProcess meta;
+    private final List<MetaProcess> metas = new ArrayList<>();
     private GatewayProcess gateway;
     private final List<StorageNodeProcess> storage = new ArrayList<>();
     private final List<MgmtReplica> mgmt = new ArrayList<>();
@@ -121,10 +121,16 @@ final class ProcessCluster implements AutoCloseable {
      * on its own address (needs root and iproute2), so that {@link #cut} can break single links.
      */
     static ProcessCluster startIsolated(Path directory, int storageNodes, List<String> settings) throws IOException, InterruptedException {
+        return startIsolated(directory, 1, storageNodes, settings);
+    }
+
+    /** As above, with {@code metaReplicas} replicas of MDT 0, each on its own address too. */
+    static ProcessCluster startIsolated(Path directory, int metaReplicas, int storageNodes, List<String> settings)
+            throws IOException, InterruptedException {
         ProcessCluster cluster = new ProcessCluster(directory, settings);
         try {
             cluster.network = IsolatedNetwork.create();
-            cluster.startRoles(1, storageNodes);
+            cluster.startRoles(1, metaReplicas, storageNodes);
             return cluster;
         } catch (IOException | InterruptedException | RuntimeException e) {
             cluster.close();
@@ -132,12 +138,12 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
-    /** Breaks the link between two storage nodes of an isolated cluster: packets between them are dropped, both ways. */
-    void cut(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+    /** Breaks the link between two processes of an isolated cluster: packets between them are dropped, both ways. */
+    void cut(Member a, Member b) throws IOException, InterruptedException {
         network.cut(a.host, b.host);
     }
 
-    void heal(StorageNodeProcess a, StorageNodeProcess b) throws IOException, InterruptedException {
+    void heal(Member a, Member b) throws IOException, InterruptedException {
         network.heal(a.host, b.host);
     }
 
@@ -232,19 +238,51 @@ final class ProcessCluster implements AutoCloseable {
 
     /** The metadata service (MDT 0): its data directory and RPC address, which a restart keeps. */
     final class MetaProcess extends Member {
+        final int index;
         final Path data;
+        /** Its Raft address where MDT 0 has several replicas; null for a single one. */
+        final HostPort raft;
         HostPort rpc;
 
-        MetaProcess(Path data) {
+        MetaProcess(int index, Path data, HostPort raft) {
+            this.index = index;
             this.data = data;
+            this.raft = raft;
         }
 
         @Override
         void start() throws IOException, InterruptedException {
-            Launched launched = launch("meta", data.resolve("endpoints.json"), host, jvmOptions(), "meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
-                    "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString());
+            List<String> arguments = new ArrayList<>(List.of("meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
+                    "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString()));
+            if (raft != null) {
+                arguments.addAll(List.of("--raft", raft.toString(), "--peers",
+                        String.join(",", metas.stream().map(replica -> replica.raft.toString()).toList())));
+            }
+            Launched launched = launch(raft == null ? "meta" : "meta-" + index, data.resolve("endpoints.json"), host, jvmOptions(),
+                    arguments.toArray(String[]::new));
             process = launched.process();
             rpc = launched.rpc();
+        }
+
+        /** Whether this replica leads MDT 0's Raft group now, as its metrics say (false when it does not answer). */
+        boolean leads() {
+            try {
+                Matcher http = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(data.resolve("endpoints.json")));
+                if (!http.find()) {
+                    return false;
+                }
+                var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + http.group(1) + "/metrics"))
+                        .timeout(java.time.Duration.ofSeconds(2)).build();
+                try (var client = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(2)).build()) {
+                    String metrics = client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                    return metrics.lines().anyMatch(line -> line.startsWith("plinth_meta_raft_leader{") && line.endsWith(" 1.0"));
+                }
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
         }
     }
 
@@ -288,8 +326,14 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
+    /** MDT 0's first (or only) replica. */
     MetaProcess meta() {
-        return meta;
+        return metas.getFirst();
+    }
+
+    /** Every replica of MDT 0. */
+    List<MetaProcess> metaReplicas() {
+        return metas;
     }
 
     /** Starts an S3 gateway process for this cluster (once). */
@@ -347,10 +391,16 @@ final class ProcessCluster implements AutoCloseable {
     /** As above, with {@code mgmtReplicas} mgmt processes: a Raft group when more than one. */
     static ProcessCluster start(Path directory, int mgmtReplicas, int storageNodes, List<String> settings,
                                 java.util.Map<Integer, List<String>> nodeSettings) throws IOException, InterruptedException {
+        return start(directory, mgmtReplicas, 1, storageNodes, settings, nodeSettings);
+    }
+
+    /** As above, with {@code metaReplicas} replicas of MDT 0 (a Raft group when more than one). */
+    static ProcessCluster start(Path directory, int mgmtReplicas, int metaReplicas, int storageNodes, List<String> settings,
+                                java.util.Map<Integer, List<String>> nodeSettings) throws IOException, InterruptedException {
         ProcessCluster cluster = new ProcessCluster(directory, settings);
         cluster.nodeSettings = nodeSettings;
         try {
-            cluster.startRoles(mgmtReplicas, storageNodes);
+            cluster.startRoles(mgmtReplicas, metaReplicas, storageNodes);
             return cluster;
         } catch (IOException | InterruptedException | RuntimeException e) {
             cluster.close();
@@ -358,7 +408,7 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
-    private void startRoles(int mgmtReplicas, int storageNodes) throws IOException, InterruptedException {
+    private void startRoles(int mgmtReplicas, int metaReplicas, int storageNodes) throws IOException, InterruptedException {
         secretFile = directory.resolve("cluster.secret");
         Files.createDirectories(directory);
         ClusterSecret.readOrCreate(secretFile);
@@ -374,12 +424,17 @@ final class ProcessCluster implements AutoCloseable {
         for (MgmtReplica replica : mgmt) {
             replica.start();
         }
-        meta = new MetaProcess(directory.resolve("meta"));
-        if (network != null) {
-            meta.host = network.addAddress();
+        for (int i = 0; i < metaReplicas; i++) {
+            String host = network == null ? "127.0.0.1" : network.addAddress();
+            MetaProcess meta = new MetaProcess(i, directory.resolve(i == 0 ? "meta" : "meta-" + i),
+                    metaReplicas == 1 ? null : new HostPort(host, freePort()));
+            meta.host = host;
+            meta.rpc = new HostPort(meta.host, freePort());
+            metas.add(meta);
         }
-        meta.rpc = new HostPort(meta.host, freePort());
-        meta.start();
+        for (MetaProcess meta : metas) {
+            meta.start(); // each registers with mgmt before its group has a leader
+        }
         for (int i = 0; i < storageNodes; i++) {
             StorageNodeProcess node = new StorageNodeProcess(i, directory.resolve("node-" + i).resolve("target"));
             if (network != null) {
@@ -511,7 +566,9 @@ final class ProcessCluster implements AutoCloseable {
                 node.process.destroyForcibly();
             }
         }
-        for (Member member : java.util.Arrays.asList(gateway, meta)) {
+        List<Member> others = new ArrayList<>(metas);
+        others.add(gateway);
+        for (Member member : others) {
             if (member != null && member.process != null) {
                 try {
                     member.resume();

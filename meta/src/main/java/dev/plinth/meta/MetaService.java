@@ -212,6 +212,10 @@ public final class MetaService implements AutoCloseable {
      * costs more than the read).
      */
     private CompletableFuture<Record> query(Query query, boolean inline) {
+        PlinthException notLeading = notLeading();
+        if (notLeading != null) {
+            return CompletableFuture.failedFuture(notLeading);
+        }
         Class<? extends Record> responseType = Protocol.responseClass(Protocol.typeOf((Record) query));
         if (query instanceof MetaMessages.StatFs) {
             return CompletableFuture.completedFuture(statFs());
@@ -239,8 +243,26 @@ public final class MetaService implements AutoCloseable {
         return raft.read(MetaCodec.encodeRequest((Record) query)).thenApply(bytes -> MetaCodec.decodeResult(responseType, bytes));
     }
 
+    /**
+     * NOT_LEADER where this replica is one of several and does not lead with a current state, so
+     * the caller tries another: queries too, which the leader alone answers (linearizable through
+     * its lease, design note 86) rather than a follower that may not have applied the latest change.
+     */
+    private PlinthException notLeading() {
+        if (raft.isSingleReplica() || raft.isLeaderReady()) {
+            return null;
+        }
+        String leader = raft.leaderAddress();
+        return new PlinthException(ErrorCode.NOT_LEADER, "MDT " + stateMachine.mdtIndex() + " replica " + raft.selfAddress()
+                + " does not lead" + (leader == null ? " (election under way)" : "; Raft leader " + leader));
+    }
+
     /** Stamps, places and logs a change; returns its response record once applied. */
     public CompletableFuture<Record> mutate(Mutation mutation) {
+        PlinthException notLeading = notLeading();
+        if (notLeading != null) {
+            return CompletableFuture.failedFuture(notLeading);
+        }
         try {
             requireRoomFor(mutation);
         } catch (PlinthException e) {
@@ -484,6 +506,9 @@ public final class MetaService implements AutoCloseable {
     };
 
     private void expireSessions() {
+        if (!raft.isSingleReplica() && !raft.isLeaderReady()) {
+            return; // the leader expires sessions; its clock stamps the change
+        }
         try {
             mutate(new MetaMessages.ExpireSessions(new OpHeader(0, 0, Credentials.ROOT, 0))).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -22,6 +22,7 @@ import dev.plinth.wire.messages.MgmtMessages.ReportUnreachable;
 import dev.plinth.wire.messages.MgmtMessages.HeartbeatReply;
 import dev.plinth.wire.messages.MgmtMessages.IdKind;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
+import dev.plinth.wire.messages.MgmtMessages.MdtReplica;
 import dev.plinth.wire.messages.MgmtMessages.MemberState;
 import dev.plinth.wire.messages.MgmtMessages.RegisterMdt;
 import dev.plinth.wire.messages.MgmtMessages.RegisterNode;
@@ -314,17 +315,31 @@ public final class MgmtService implements AutoCloseable {
         return map;
     }
 
-    public synchronized ClusterMap registerMdt(int mdtId, String rpcAddress) {
+    public synchronized ClusterMap registerMdt(RegisterMdt request) {
         lead();
+        int mdtId = request.mdtId();
         if (mdtId < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "MDT ids are not negative");
         }
+        MdtInfo before = state.mdts().stream().filter(m -> m.mdtId() == mdtId).findFirst().orElse(null);
+        List<MdtReplica> replicas = new ArrayList<>();
+        if (request.raftAddress() != null && !request.raftPeers().isEmpty()) {
+            // the group's order; a peer keeps its last registration until it registers again
+            for (String peer : request.raftPeers()) {
+                if (peer.equals(request.raftAddress())) {
+                    replicas.add(new MdtReplica(peer, request.rpcAddress()));
+                } else if (before != null) {
+                    before.replicas().stream().filter(r -> r.raftAddress().equals(peer)).findFirst().ifPresent(replicas::add);
+                }
+            }
+        }
         List<MdtInfo> mdts = new ArrayList<>(state.mdts().stream().filter(m -> m.mdtId() != mdtId).toList());
-        mdts.add(new MdtInfo(mdtId, rpcAddress));
+        mdts.add(new MdtInfo(mdtId, request.rpcAddress(), replicas));
         mdts.sort((a, b) -> Integer.compare(a.mdtId(), b.mdtId()));
         State next = state.withMdts(mdts);
         commit(next.with(next.version() + 1, next.nodes(), next.targets(), next.pools()));
-        LOG.info("MDT {} registered at {}", mdtId, rpcAddress);
+        LOG.info("MDT {} registered at {} (Raft {}; replicas {})", mdtId, request.rpcAddress(), request.raftAddress(),
+                replicas.stream().map(MdtReplica::rpcAddress).toList());
         return map;
     }
 
@@ -877,7 +892,7 @@ public final class MgmtService implements AutoCloseable {
         dispatcher.register(Heartbeat.class, (context, request, data) -> answer(() -> heartbeat(request)));
         dispatcher.register(RegisterNode.class, (context, request, data) -> answer(() -> registerNode(request.nodeId(), request.rpcAddress(),
                 request.targets(), request.targetPaths())));
-        dispatcher.register(RegisterMdt.class, (context, request, data) -> answer(() -> registerMdt(request.mdtId(), request.rpcAddress())));
+        dispatcher.register(RegisterMdt.class, (context, request, data) -> answer(() -> registerMdt(request)));
         dispatcher.register(AllocateIds.class, (context, request, data) -> answer(() -> new AllocatedIds(allocateIds(request.kind(), request.count()))));
         dispatcher.register(ChainSynced.class, (context, request, data) -> answer(() -> chainSynced(request)));
         dispatcher.register(ReportUnreachable.class, (context, request, data) -> answer(() -> unreachable(request)));

@@ -96,6 +96,11 @@ public final class RaftReplica implements AutoCloseable {
             // entries on the heap kept G1 marking all the time on a 2 GB server.
             RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
             RaftServerConfigKeys.Log.setSegmentCacheSizeMax(properties, SizeInBytes.valueOf("64MB"));
+            // Reads (on the leader only: callers refuse them elsewhere) are linearizable: the leader answers once it has
+            // applied what was committed when the read arrived, and confirms it still leads by its lease (heartbeats
+            // a majority answered within the election timeout) rather than by a round of heartbeats per read.
+            RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+            RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, true);
             RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
             RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, spec.snapshotEveryEntries());
             RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 2);
@@ -165,9 +170,14 @@ public final class RaftReplica implements AutoCloseable {
         }
     }
 
-    /** The group's Raft addresses, in order. */
+    /** The group's Raft addresses, in order, as its current configuration has them. */
     public List<String> peerAddresses() {
-        return group.getPeers().stream().map(RaftPeer::getAddress).toList();
+        try {
+            return server.getDivision(group.getGroupId()).getRaftConf().getCurrentPeers().stream()
+                    .sorted(java.util.Comparator.comparing(peer -> peer.getId().toString())).map(RaftPeer::getAddress).toList();
+        } catch (IOException e) {
+            return group.getPeers().stream().map(RaftPeer::getAddress).toList();
+        }
     }
 
     /** This replica's Raft address. */

@@ -44,18 +44,28 @@ public final class MetaRole implements Role {
     }
 
     /**
-     * MDT {@code mdtId} under {@code dataDirectory}, which reaches mgmt at {@code mgmtReplicas}
-     * (empty: mgmt is in this process, at the host's own listener).
+     * MDT {@code mdtId} under {@code dataDirectory}, a single replica, which reaches mgmt at
+     * {@code mgmtReplicas} (empty: mgmt is in this process, at the host's own listener).
      */
     public static MetaRole add(ProcessHost host, Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas) {
+        return add(host, dataDirectory, mdtId, mgmtReplicas, List.of(), 0);
+    }
+
+    /**
+     * As above, as the replica at {@code selfIndex} of the Raft group {@code raftPeers} (the same
+     * list on every replica; empty: a single replica on a Raft port of its own choosing).
+     */
+    public static MetaRole add(ProcessHost host, Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, List<HostPort> raftPeers,
+                               int selfIndex) {
         Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt" + mdtId);
         ClusterMapCache maps = new ClusterMapCache();
         RaftReplica raft = null;
         try {
             Files.createDirectories(mdtDirectory);
-            HostPort raftAddress = new HostPort("127.0.0.1", raftPort(mdtDirectory));
+            List<HostPort> peers = raftPeers.isEmpty() ? List.of(new HostPort("127.0.0.1", raftPort(mdtDirectory))) : List.copyOf(raftPeers);
+            HostPort raftAddress = peers.get(selfIndex);
             MetaStateMachine stateMachine = MetaStateMachine.forMdt(mdtDirectory.resolve("db"), mdtId, host.config());
-            raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), List.of(raftAddress), 0, stateMachine);
+            raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), peers, selfIndex, stateMachine);
             MetaService service = new MetaService(raft, stateMachine, maps, host.connections(), host.config(), host.clock());
             service.register(host.dispatcher());
             service.registerMetrics(host.metrics());
@@ -80,7 +90,7 @@ public final class MetaRole implements Role {
     public void start(ProcessHost host) {
         List<HostPort> replicas = mgmtReplicas.isEmpty() ? List.of(host.rpcAddress()) : mgmtReplicas;
         MgmtClient mgmt = new MgmtClient(host.connections(), replicas, host.config());
-        Await.mgmt(() -> mgmt.request(new RegisterMdt(mdtId, host.rpcAddress().toString())));
+        Await.mgmt(() -> mgmt.request(new RegisterMdt(mdtId, host.rpcAddress().toString(), raftAddress.toString(), raft.peerAddresses())));
         maps.start(mgmt);
         service.start();
         started = true;

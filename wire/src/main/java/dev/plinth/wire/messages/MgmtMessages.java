@@ -63,8 +63,24 @@ public final class MgmtMessages {
         }
     }
 
-    /** Where metadata target {@code mdtId} is served. */
-    public record MdtInfo(int mdtId, String rpcAddress) {}
+    /**
+     * Where metadata target {@code mdtId} is served: {@code replicas} are the replicas of its Raft
+     * group that registered, in the group's order, of which the leader answers;
+     * {@code rpcAddress} is the one that registered last (the only one a single replica has).
+     */
+    public record MdtInfo(int mdtId, String rpcAddress, List<MdtReplica> replicas) {
+        public MdtInfo {
+            replicas = replicas == null ? List.of() : List.copyOf(replicas);
+        }
+
+        /** The RPC addresses to try, in order. */
+        public List<String> rpcAddresses() {
+            return replicas.isEmpty() ? List.of(rpcAddress) : replicas.stream().map(MdtReplica::rpcAddress).toList();
+        }
+    }
+
+    /** One replica of an MDT's Raft group: its Raft address (its name in the group) and where it answers requests. */
+    public record MdtReplica(String raftAddress, String rpcAddress) {}
 
     public record PoolInfo(String name, List<Integer> targetIds) {}
 
@@ -153,8 +169,16 @@ public final class MgmtMessages {
      */
     public record RegisterNode(int nodeId, String rpcAddress, List<TargetUsage> targets, List<String> targetPaths) {}
 
-    /** A metadata service announcing where it serves MDT {@code mdtId}. */
-    public record RegisterMdt(int mdtId, String rpcAddress) {}
+    /**
+     * A replica of MDT {@code mdtId} announcing where it answers ({@code rpcAddress}), its Raft
+     * address and its group's ({@code raftPeers}, in order): replicas no longer in the group drop
+     * out of the MDT's entry.
+     */
+    public record RegisterMdt(int mdtId, String rpcAddress, String raftAddress, List<String> raftPeers) {
+        public RegisterMdt {
+            raftPeers = raftPeers == null ? List.of() : List.copyOf(raftPeers);
+        }
+    }
 
     public enum IdKind { NODE, TARGET }
 
