@@ -78,7 +78,7 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     /** The Raft group of MDT {@code mdtIndex}; its name and peer ids are part of the on-disk format. */
     public static dev.plinth.raft.RaftReplica.GroupSpec groupSpec(int mdtIndex, dev.plinth.common.Config config) {
         return new dev.plinth.raft.RaftReplica.GroupSpec("plinth-mdt-" + mdtIndex, "mdt" + mdtIndex,
-                config.get(dev.plinth.common.Settings.META_LOG_SYNC), 200_000);
+                config.get(dev.plinth.common.Settings.META_LOG_SYNC), 200_000, false);
     }
 
     /** Where this MDT's RocksDB lives. */
@@ -116,6 +116,27 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
             store.commit(batch, applied[0], applied[1]);
         }
         store.flush();
+    }
+
+    private volatile long behindLogReported;
+
+    /**
+     * This replica needs entries the leader no longer logs: its store was lost or it was away
+     * while the others purged their logs (they keep what every known replica still needs, so this
+     * takes a replica with a new, empty directory). A snapshot file marks an index, not the
+     * state, so none is installed: the replica stays behind, says so, and is rebuilt from a
+     * backup of the MDT ({@code plinth backup restore}) rather than serve a namespace it lacks.
+     */
+    @Override
+    public CompletableFuture<org.apache.ratis.server.protocol.TermIndex> notifyInstallSnapshotFromLeader(
+            org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, org.apache.ratis.server.protocol.TermIndex firstTermIndexInLog) {
+        long now = System.nanoTime();
+        if (now - behindLogReported > 60_000_000_000L || behindLogReported == 0) {
+            behindLogReported = now;
+            LOG.error("MDT {} replica has applied through index {}, but the leader's log starts at {}: this replica cannot catch up "
+                    + "from the log; restore its directory from a backup", mdtIndex, appliedInStore, firstTermIndexInLog);
+        }
+        return CompletableFuture.completedFuture(null);
     }
 
     /** RocksDB is the state: flushed, it holds everything applied; the file only marks the index. */

@@ -198,7 +198,7 @@ public final class MgmtService implements AutoCloseable {
         }
         this.stateMachine = new MgmtStateMachine(directory.resolve("cluster-state.bin"));
         this.raft = raftPeers.isEmpty() ? null
-                : RaftReplica.start(directory, new RaftReplica.GroupSpec("plinth-mgmt", "mgmt", true, 1_000), raftPeers, selfIndex, stateMachine);
+                : RaftReplica.start(directory, new RaftReplica.GroupSpec("plinth-mgmt", "mgmt", true, 1_000, true), raftPeers, selfIndex, stateMachine);
         if (raft != null) {
             // entries replayed during start are in the state read below; later ones arrive here
             stateMachine.onApplied(applied -> {

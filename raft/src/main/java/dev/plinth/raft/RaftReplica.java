@@ -53,8 +53,13 @@ public final class RaftReplica implements AutoCloseable {
         this.self = self;
     }
 
-    /** What a group's replicas share: its name (from which its id is made) and tuning. */
-    public record GroupSpec(String name, String peerIdPrefix, boolean logSync, long snapshotEveryEntries) {
+    /**
+     * What a group's replicas share: its name (from which its id is made) and tuning.
+     * {@code snapshotsHoldState}: the state machine's snapshot files are its whole state, so a
+     * replica behind the start of the leader's log is sent them; otherwise the state machine is
+     * only told ({@code notifyInstallSnapshotFromLeader}) and must get its state another way.
+     */
+    public record GroupSpec(String name, String peerIdPrefix, boolean logSync, long snapshotEveryEntries, boolean snapshotsHoldState) {
         public GroupSpec {
             requireNonNull(name, "name is null");
             requireNonNull(peerIdPrefix, "peerIdPrefix is null");
@@ -101,6 +106,8 @@ public final class RaftReplica implements AutoCloseable {
             // a majority answered within the election timeout) rather than by a round of heartbeats per read.
             RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
             RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, true);
+            RaftServerConfigKeys.Log.Appender.setWaitTimeMin(properties, TimeDuration.ZERO);
+            RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, spec.snapshotsHoldState());
             RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
             RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, spec.snapshotEveryEntries());
             RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 2);
