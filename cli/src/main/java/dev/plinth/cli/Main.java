@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
                 GetstripeCommand.class,
                 PoolCommand.class,
                 ArchiveCommand.class,
+                BackupCommand.class,
                 HsmCommand.class,
                 CheckpointCommand.class,
                 ShardsCommand.Pack.class,

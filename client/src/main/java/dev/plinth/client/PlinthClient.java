@@ -16,6 +16,7 @@ import dev.plinth.wire.HostPort;
 import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
+import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
@@ -432,6 +433,28 @@ public final class PlinthClient implements AutoCloseable {
             }
         }
         return chain;
+    }
+
+    // ---- backups (root only; see BackupMessages)
+
+    /** Has MDT {@code mdt}'s leader copy its store for a backup. */
+    public BackupMessages.MdtBackup startMdtBackup(int mdt) {
+        return Retry.call(retryMillis, () -> mdts.request(mdt, new BackupMessages.StartMdtBackup(header())), this::refreshClusterMapSoon);
+    }
+
+    /** Up to {@code length} bytes of file {@code name} of backup copy {@code backupId} on MDT {@code mdt}, from {@code offset}. */
+    public byte[] readMdtBackup(int mdt, String backupId, String name, long offset, int length) {
+        BackupMessages.ReadBackupFile request = new BackupMessages.ReadBackupFile(header(), backupId, name, offset, length);
+        return Retry.call(retryMillis, () -> mdts.<BackupMessages.BackupBytes>request(mdt, request), this::refreshClusterMapSoon).data();
+    }
+
+    public void endMdtBackup(int mdt, String backupId) {
+        mdts.request(mdt, new BackupMessages.EndMdtBackup(header(), backupId));
+    }
+
+    /** mgmt's whole cluster state, encoded as it keeps it on disk. */
+    public byte[] mgmtStateForBackup() {
+        return Retry.call(timeoutMillis, () -> mgmt().<BackupMessages.MgmtState>request(new BackupMessages.GetMgmtState()), null).state();
     }
 
     // ---- S3 access keys (kept by mgmt)

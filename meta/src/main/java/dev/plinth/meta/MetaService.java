@@ -8,6 +8,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import dev.plinth.common.Config;
 import dev.plinth.raft.RaftReplica;
+import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.InodeId;
@@ -79,6 +80,7 @@ public final class MetaService implements AutoCloseable {
     private final Placement placement = new Placement();
     private final ThreadPoolExecutor readExecutor;
     private final ScheduledExecutorService housekeeping;
+    private final MdtBackups backups;
     private final BlockingQueue<Removal> removedFiles = new ArrayBlockingQueue<>(CLEANER_QUEUE_MAX);
     private final Thread cleaner;
     private final BlockingQueue<PendingChange> changes = new ArrayBlockingQueue<>(CHANGE_QUEUE_MAX);
@@ -101,6 +103,7 @@ public final class MetaService implements AutoCloseable {
         int threads = config.get(Settings.META_IO_THREADS);
         this.readExecutor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096),
                 Thread.ofPlatform().name("meta-read-", 0).daemon().factory());
+        this.backups = new MdtBackups(stateMachine);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("meta-housekeeping").daemon().factory());
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
         this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
@@ -145,6 +148,7 @@ public final class MetaService implements AutoCloseable {
         long period = Math.max(100, leaseMillis / 2);
         housekeeping.scheduleWithFixedDelay(this::expireSessions, period, period, TimeUnit.MILLISECONDS);
         housekeeping.scheduleWithFixedDelay(() -> offerPendingRemovals(1000), 30, 30, TimeUnit.SECONDS);
+        housekeeping.scheduleWithFixedDelay(() -> backups.removeAbandoned(System.currentTimeMillis()), 0, 10, TimeUnit.MINUTES);
     }
 
     /** Does now what the periodic scan does every 30 s: queues again every removed file the namespace still lists. */
@@ -171,6 +175,31 @@ public final class MetaService implements AutoCloseable {
         }
         for (Class<?> type : Mutation.class.getPermittedSubclasses()) {
             registerMutation(dispatcher, type.asSubclass(Record.class));
+        }
+        dispatcher.register(BackupMessages.StartMdtBackup.class, (context, request, data) ->
+                backupTask(request.header(), backups::start).thenApply(Reply::of));
+        dispatcher.register(BackupMessages.ReadBackupFile.class, (context, request, data) -> backupTask(request.header(),
+                () -> new BackupMessages.BackupBytes(backups.read(request.backupId(), request.name(), request.offset(), request.length())))
+                .thenApply(Reply::of));
+        dispatcher.register(BackupMessages.EndMdtBackup.class, (context, request, data) -> backupTask(request.header(), () -> {
+            backups.end(request.backupId());
+            return new dev.plinth.wire.messages.HandshakeMessages.Empty();
+        }).thenApply(Reply::of));
+    }
+
+    /** A backup step, for root only, on the leader (its copy is where the backup began), off the network thread. */
+    private <R extends Record> CompletableFuture<R> backupTask(OpHeader header, java.util.function.Supplier<R> task) {
+        if (header.credentials().uid() != 0) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.PERMISSION_DENIED, "backups are for root"));
+        }
+        PlinthException notLeading = notLeading();
+        if (notLeading != null) {
+            return CompletableFuture.failedFuture(notLeading);
+        }
+        try {
+            return CompletableFuture.supplyAsync(task, readExecutor);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.BUSY, "metadata read queue is full"));
         }
     }
 

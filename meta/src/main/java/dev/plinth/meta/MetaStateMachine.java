@@ -81,6 +81,16 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
                 config.get(dev.plinth.common.Settings.META_LOG_SYNC), 200_000, false);
     }
 
+    /**
+     * Writes a consistent copy of the store to {@code target} (which must not exist); returns
+     * the log index it covers at least (changes applied while it is taken may be in it too).
+     */
+    public long checkpoint(Path target) {
+        long applied = appliedInStore;
+        store.checkpoint(target);
+        return applied;
+    }
+
     /** Where this MDT's RocksDB lives. */
     public Path storeDirectory() {
         return storeDirectory;

@@ -343,6 +343,12 @@ public final class MgmtService implements AutoCloseable {
         return map;
     }
 
+    /** The cluster state as {@code cluster-state.bin} holds it, for a backup: what a restore writes back there. */
+    public synchronized byte[] stateForBackup() {
+        lead();
+        return dev.plinth.common.codec.RecordCodec.encode(state);
+    }
+
     /** Reserves fresh ids above every id in use or handed out before. */
     public synchronized List<Integer> allocateIds(IdKind kind, int count) {
         lead();
@@ -878,6 +884,8 @@ public final class MgmtService implements AutoCloseable {
             return map;
         }));
         dispatcher.register(UpdatePool.class, (context, request, data) -> answer(() -> updatePool(request)));
+        dispatcher.register(dev.plinth.wire.messages.BackupMessages.GetMgmtState.class, (context, request, data) -> answer(() ->
+                new dev.plinth.wire.messages.BackupMessages.MgmtState(stateForBackup())));
         dispatcher.register(CreateAccessKey.class, (context, request, data) -> answer(() -> createAccessKey(request)));
         dispatcher.register(ListAccessKeys.class, (context, request, data) -> answer(() -> new AccessKeyList(accessKeys())));
         dispatcher.register(MgmtMessages.ListArchives.class, (context, request, data) -> answer(() -> new MgmtMessages.ArchiveList(archives())));

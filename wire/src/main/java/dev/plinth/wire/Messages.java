@@ -1,5 +1,6 @@
 package dev.plinth.wire;
 
+import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
 import dev.plinth.wire.messages.HandshakeMessages.Challenge;
 import dev.plinth.wire.messages.HandshakeMessages.Empty;
@@ -96,5 +97,10 @@ final class Messages {
         registry.register(156, HsmMessages.FinishAction.class, HsmMessages.HsmState.class);
         registry.register(157, HsmMessages.ListRemovedCopies.class, HsmMessages.RemovedCopies.class);
         registry.register(158, HsmMessages.ForgetRemovedCopies.class, Empty.class);
+
+        registry.register(35, BackupMessages.GetMgmtState.class, BackupMessages.MgmtState.class);
+        registry.register(160, BackupMessages.StartMdtBackup.class, BackupMessages.MdtBackup.class);
+        registry.register(161, BackupMessages.ReadBackupFile.class, BackupMessages.BackupBytes.class);
+        registry.register(162, BackupMessages.EndMdtBackup.class, Empty.class);
     }
 }

@@ -15,19 +15,24 @@ import java.util.List;
 
 /**
  * Client sessions with leases. The client id comes from the Raft index of the OpenSession entry
- * and its position in the entry's batch: unique and the same on every replica. Expiry is decided by the leader's clock, written as an
+ * and its position in the entry's batch, and is above every id handed out before (kept in the
+ * store): unique and the same on every replica, also after a restore from a backup starts a new
+ * log whose indexes begin again at 1. Expiry is decided by the leader's clock, written as an
  * ExpireSessions entry, so replicas agree on it.
  */
 public final class Sessions {
     private static final int EXPIRE_BATCH_MAX = 1000;
+    private static final byte[] NEXT_CLIENT_ID_KEY = MetaKeys.system("next-client-id");
 
     private Sessions() {}
 
-    public static SessionReply open(Namespace namespace, MetaMessages.OpenSession request, long clientId, long leaseMillis) {
+    public static SessionReply open(Namespace namespace, MetaMessages.OpenSession request, long idFromLog, long leaseMillis) {
         String name = request.clientName() == null ? "" : request.clientName();
         if (name.length() > 256) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "client name too long");
         }
+        long clientId = Math.max(idFromLog, namespace.getLong(NEXT_CLIENT_ID_KEY, 0));
+        namespace.putLong(NEXT_CLIENT_ID_KEY, clientId + 1);
         SessionRecord session = new SessionRecord(clientId, name, namespace.now() + leaseMillis * 1_000_000);
         namespace.put(MetaKeys.id(MetaKeys.SESSION, clientId), MetaStore.encode(session));
         return new SessionReply(clientId, leaseMillis);

@@ -311,6 +311,33 @@ public final class MetaStore implements AutoCloseable {
         return new long[] {buffer.getLong(), buffer.getLong()};
     }
 
+    /**
+     * Writes a consistent copy of the store to {@code target} (which must not exist): hard links
+     * to its table files and copies of the rest, as of one moment between two applied changes.
+     * RocksDB's checkpoint flushes the memtables first (our WAL is off, so nothing else holds
+     * them).
+     */
+    public void checkpoint(Path target) {
+        try (org.rocksdb.Checkpoint checkpoint = org.rocksdb.Checkpoint.create(db)) {
+            checkpoint.createCheckpoint(target.toString());
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "cannot copy the metadata store to " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Forgets which log entry the store applied last: a store restored from a backup starts a new
+     * Raft log, whose indexes begin again at 1, and must apply every entry of it.
+     */
+    public void forgetAppliedIndex() {
+        try {
+            db.delete(APPLIED_KEY);
+        } catch (RocksDBException e) {
+            throw new PlinthException(ErrorCode.IO_ERROR, "metadata write failed: " + e.getMessage(), e);
+        }
+        flush();
+    }
+
     /** Persists everything written so far (memtables to SST), as a snapshot needs. */
     public void flush() {
         try (FlushOptions flushOptions = new FlushOptions().setWaitForFlush(true)) {
