@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
                 PoolCommand.class,
                 ArchiveCommand.class,
                 BackupCommand.class,
+                FsckCommand.class,
                 HsmCommand.class,
                 CheckpointCommand.class,
                 ShardsCommand.Pack.class,

@@ -5,7 +5,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Json;
 import dev.plinth.common.PlinthException;
 import dev.plinth.datasets.Tar;
-import dev.plinth.meta.store.MetaStore;
+import dev.plinth.meta.MetaStateMachine;
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.BackupMessages.BackupFile;
 import dev.plinth.wire.messages.BackupMessages.MdtBackup;
@@ -125,8 +125,9 @@ final class MetadataBackup {
      * Writes the metadata in backup {@code file} under {@code dataDirectory} as the roles keep it
      * ({@code meta/mdtN/db}, {@code mgmt/cluster-state.bin}), for the MDTs in {@code mdts} (null:
      * every one in the backup) and mgmt if {@code withMgmt}. Refuses to write over metadata that is
-     * there. A restored MDT starts a new Raft log: its store forgets the index it applied, and
-     * every replica of the MDT is restored from the same backup.
+     * there. A restored MDT starts a new Raft log (every replica of the MDT is restored from the
+     * same backup) and skips the inode ids handed out after the backup
+     * ({@link MetaStateMachine#prepareRestoredStore}).
      */
     static List<String> restore(Path file, Path dataDirectory, Set<Integer> mdts, boolean withMgmt) throws IOException {
         Set<Integer> inBackup = new TreeSet<>();
@@ -184,9 +185,7 @@ final class MetadataBackup {
             }
         }
         for (int mdt : chosen) {
-            try (MetaStore store = MetaStore.open(mdtDirectory(dataDirectory, mdt).resolve("db"), 0)) {
-                store.forgetAppliedIndex();
-            }
+            MetaStateMachine.prepareRestoredStore(mdtDirectory(dataDirectory, mdt).resolve("db"), mdt);
             restored.add("MDT " + mdt + " -> " + mdtDirectory(dataDirectory, mdt));
         }
         if (withMgmt) {

@@ -17,6 +17,8 @@ import dev.plinth.wire.MgmtClient;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.BackupMessages;
+import dev.plinth.wire.messages.FsckMessages;
+import dev.plinth.wire.messages.StorageMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
@@ -455,6 +457,30 @@ public final class PlinthClient implements AutoCloseable {
     /** mgmt's whole cluster state, encoded as it keeps it on disk. */
     public byte[] mgmtStateForBackup() {
         return Retry.call(timeoutMillis, () -> mgmt().<BackupMessages.MgmtState>request(new BackupMessages.GetMgmtState()), null).state();
+    }
+
+    // ---- fsck (root only; see FsckMessages)
+
+    /** MDT {@code mdt}'s check of its namespace against itself. */
+    public FsckMessages.FsckReport checkNamespace(int mdt) {
+        return Retry.call(retryMillis, () -> mdts.request(mdt, new FsckMessages.CheckNamespace(header())), this::refreshClusterMapSoon);
+    }
+
+    /** A page of MDT {@code mdt}'s files with the chains they use (or, with {@code removed}, of its removed files). */
+    public FsckMessages.FileChainList fileChains(int mdt, long afterInodeId, int limit, boolean removed) {
+        FsckMessages.ListFileChains request = new FsckMessages.ListFileChains(header(), afterInodeId, limit, removed);
+        return Retry.call(retryMillis, () -> mdts.request(mdt, request), this::refreshClusterMapSoon);
+    }
+
+    /** A page of the chunks chain {@code chain} holds on its member {@code targetId}, in chunk order after {@code startAfter}. */
+    public StorageMessages.ChunkList listChunks(ChainInfo chain, int targetId, StorageMessages.ChunkId startAfter, int limit) {
+        StorageMessages.ListChunks request = new StorageMessages.ListChunks(targetId, chain.chainId(), chain.version(), startAfter, limit);
+        return Retry.call(retryMillis, () -> storage(targetId).request(request), this::refreshClusterMapSoon);
+    }
+
+    /** Removes every chunk of file {@code inodeId} on target {@code targetId}. */
+    public void removeFileChunks(int targetId, long inodeId) {
+        Retry.call(retryMillis, () -> storage(targetId).request(new StorageMessages.RemoveFile(targetId, inodeId)), this::refreshClusterMapSoon);
     }
 
     // ---- S3 access keys (kept by mgmt)

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * metadata directory deleted, each restored from the backup with `plinth backup restore`, and the
  * cluster started again: every file written before the backup reads back whole, names, links and
  * symlinks as they were, files the writer made during the backup are whole where they exist, and
- * new files can be made.
+ * new files can be made. `plinth fsck` finds nothing on the running cluster, and after the restore
+ * finds the chunks of the files made after the backup, which `--repair` removes.
  */
 class MetadataBackupIT {
     @TempDir
@@ -76,6 +77,13 @@ class MetadataBackupIT {
                 stop.set(true);
                 writer.join(60_000);
                 assertThat(Files.getPosixFilePermissions(backup)).extracting(Object::toString).containsOnly("OWNER_READ", "OWNER_WRITE");
+                assertThat(fsck(cluster).exitCode()).as("fsck of the running cluster").isZero();
+                // files made after the backup: their chunks stay on the target when the backup is restored
+                for (int i = 0; i < 3; i++) {
+                    byte[] content = new byte[200_000];
+                    random.nextBytes(content);
+                    write(client, "/data/after-backup-" + i, content);
+                }
             }
 
             List<Member> members = new ArrayList<>(cluster.mgmtReplicas());
@@ -95,7 +103,13 @@ class MetadataBackupIT {
                 member.start();
             }
 
+            TestProcesses.Result found = fsck(cluster);
+            assertThat(found.exitCode()).isEqualTo(1);
+            assertThat(found.output()).contains("orphan-chunks: 3");
+            assertThat(fsck(cluster, "--repair").output()).contains("repaired orphan-chunks: 3");
+            assertThat(fsck(cluster).exitCode()).as("fsck after --repair").isZero();
             try (PlinthClient client = cluster.client(clientConfig)) {
+                assertThat(client.list("/data").stream().map(e -> e.name())).noneMatch(name -> name.startsWith("after-backup"));
                 for (Map.Entry<String, byte[]> file : written.entrySet()) {
                     assertThat(read(client, file.getKey())).as(file.getKey()).isEqualTo(file.getValue());
                 }
@@ -118,6 +132,12 @@ class MetadataBackupIT {
                 assertThat(read(client, "/data/after-restore")).isEqualTo("new".getBytes(StandardCharsets.UTF_8));
             }
         }
+    }
+
+    private static TestProcesses.Result fsck(ProcessCluster cluster, String... options) throws Exception {
+        List<String> arguments = new ArrayList<>(List.of("fsck", "--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString()));
+        arguments.addAll(List.of(options));
+        return TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), arguments), Map.of(), Duration.ofMinutes(2));
     }
 
     private static byte[] loadContent(int n) {

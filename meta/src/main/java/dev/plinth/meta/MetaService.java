@@ -9,6 +9,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import dev.plinth.common.Config;
 import dev.plinth.raft.RaftReplica;
 import dev.plinth.wire.messages.BackupMessages;
+import dev.plinth.wire.messages.FsckMessages;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.InodeId;
@@ -177,20 +178,24 @@ public final class MetaService implements AutoCloseable {
             registerMutation(dispatcher, type.asSubclass(Record.class));
         }
         dispatcher.register(BackupMessages.StartMdtBackup.class, (context, request, data) ->
-                backupTask(request.header(), backups::start).thenApply(Reply::of));
-        dispatcher.register(BackupMessages.ReadBackupFile.class, (context, request, data) -> backupTask(request.header(),
+                adminTask(request.header(), backups::start).thenApply(Reply::of));
+        dispatcher.register(BackupMessages.ReadBackupFile.class, (context, request, data) -> adminTask(request.header(),
                 () -> new BackupMessages.BackupBytes(backups.read(request.backupId(), request.name(), request.offset(), request.length())))
                 .thenApply(Reply::of));
-        dispatcher.register(BackupMessages.EndMdtBackup.class, (context, request, data) -> backupTask(request.header(), () -> {
+        dispatcher.register(BackupMessages.EndMdtBackup.class, (context, request, data) -> adminTask(request.header(), () -> {
             backups.end(request.backupId());
             return new dev.plinth.wire.messages.HandshakeMessages.Empty();
         }).thenApply(Reply::of));
+        dispatcher.register(FsckMessages.CheckNamespace.class, (context, request, data) ->
+                adminTask(request.header(), stateMachine::checkNamespace).thenApply(Reply::of));
+        dispatcher.register(FsckMessages.ListFileChains.class, (context, request, data) -> adminTask(request.header(),
+                () -> stateMachine.fileChains(request.afterInodeId(), request.limit(), request.removed())).thenApply(Reply::of));
     }
 
-    /** A backup step, for root only, on the leader (its copy is where the backup began), off the network thread. */
-    private <R extends Record> CompletableFuture<R> backupTask(OpHeader header, java.util.function.Supplier<R> task) {
+    /** A backup or fsck step, for root only, on the leader (a backup's copy is where it began), off the network thread. */
+    private <R extends Record> CompletableFuture<R> adminTask(OpHeader header, java.util.function.Supplier<R> task) {
         if (header.credentials().uid() != 0) {
-            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.PERMISSION_DENIED, "backups are for root"));
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.PERMISSION_DENIED, "backups and fsck are for root"));
         }
         PlinthException notLeading = notLeading();
         if (notLeading != null) {

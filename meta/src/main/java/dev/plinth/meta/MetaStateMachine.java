@@ -91,6 +91,30 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         return applied;
     }
 
+    /**
+     * Makes the store in {@code storeDirectory}, copied from a backup, ready to start a new Raft
+     * log: it forgets the index it applied (the new log's indexes begin at 1) and skips the inode
+     * ids files made after the backup may hold chunks under.
+     */
+    public static void prepareRestoredStore(Path storeDirectory, int mdtIndex) {
+        try (MetaStore restored = MetaStore.open(storeDirectory, 0);
+             WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
+            new Namespace(restored, batch, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).skipInodeIdsAfterRestore();
+            restored.commit(batch, 0, 0); // applied through no entry of the new log
+            restored.flush();
+        }
+    }
+
+    /** `plinth fsck`'s check of this MDT's namespace, on one snapshot. */
+    public dev.plinth.wire.messages.FsckMessages.FsckReport checkNamespace() {
+        return store.readConsistently(() -> NamespaceCheck.check(committed(), mdtIndex));
+    }
+
+    /** A page of this MDT's files with the chains they use, for `plinth fsck`'s storage check. */
+    public dev.plinth.wire.messages.FsckMessages.FileChainList fileChains(long afterInodeId, int limit, boolean removed) {
+        return store.readConsistently(() -> NamespaceCheck.fileChains(committed(), afterInodeId, Math.min(limit, 10_000), removed));
+    }
+
     /** Where this MDT's RocksDB lives. */
     public Path storeDirectory() {
         return storeDirectory;

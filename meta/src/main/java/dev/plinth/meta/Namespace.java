@@ -233,6 +233,22 @@ public final class Namespace {
         return entries;
     }
 
+    /**
+     * Inode ids a store restored from a backup skips: files made after the backup may still have
+     * chunks on the targets under their ids (until `plinth fsck --repair` removes them), and a new
+     * file must not find them. 2^36 of the 2^48 ids per MDT: room for 4,096 restores.
+     */
+    static final long RESTORE_INODE_GAP = 1L << 36;
+
+    /** Moves the inode counter past every id that may have been handed out after the backup this store came from. */
+    public void skipInodeIdsAfterRestore() {
+        long next = getLong(NEXT_INODE_KEY, 2);
+        if (next + RESTORE_INODE_GAP > InodeId.SEQUENCE_MASK) {
+            throw new PlinthException(ErrorCode.NO_SPACE, "MDT " + mdtIndex + " has no inode ids left for another restore");
+        }
+        putLong(NEXT_INODE_KEY, next + RESTORE_INODE_GAP);
+    }
+
     public long allocateInodeId() {
         long next = getLong(NEXT_INODE_KEY, 2);
         putLong(NEXT_INODE_KEY, next + 1);

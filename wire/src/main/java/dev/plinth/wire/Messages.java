@@ -1,6 +1,7 @@
 package dev.plinth.wire;
 
 import dev.plinth.wire.messages.BackupMessages;
+import dev.plinth.wire.messages.FsckMessages;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
 import dev.plinth.wire.messages.HandshakeMessages.Challenge;
 import dev.plinth.wire.messages.HandshakeMessages.Empty;
@@ -102,5 +103,7 @@ final class Messages {
         registry.register(160, BackupMessages.StartMdtBackup.class, BackupMessages.MdtBackup.class);
         registry.register(161, BackupMessages.ReadBackupFile.class, BackupMessages.BackupBytes.class);
         registry.register(162, BackupMessages.EndMdtBackup.class, Empty.class);
+        registry.register(163, FsckMessages.CheckNamespace.class, FsckMessages.FsckReport.class);
+        registry.register(164, FsckMessages.ListFileChains.class, FsckMessages.FileChainList.class);
     }
 }

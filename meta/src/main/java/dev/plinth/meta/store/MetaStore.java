@@ -325,19 +325,6 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /**
-     * Forgets which log entry the store applied last: a store restored from a backup starts a new
-     * Raft log, whose indexes begin again at 1, and must apply every entry of it.
-     */
-    public void forgetAppliedIndex() {
-        try {
-            db.delete(APPLIED_KEY);
-        } catch (RocksDBException e) {
-            throw new PlinthException(ErrorCode.IO_ERROR, "metadata write failed: " + e.getMessage(), e);
-        }
-        flush();
-    }
-
     /** Persists everything written so far (memtables to SST), as a snapshot needs. */
     public void flush() {
         try (FlushOptions flushOptions = new FlushOptions().setWaitForFlush(true)) {
