@@ -11,6 +11,7 @@ import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -33,11 +34,22 @@ final class StatusCommand implements Callable<Integer> {
         StatFsReply statFs;
         String answering;
         List<String> attention;
+        Map<Integer, List<PlinthClient.MdtReplicaState>> mdts = new java.util.TreeMap<>();
         try (PlinthClient plinth = client.connect()) {
             map = plinth.refreshClusterMap();
             statFs = plinth.statFs();
+            for (var mdt : map.mdts()) {
+                mdts.put(mdt.mdtId(), plinth.mdtReplicaStates(mdt.mdtId()));
+            }
             answering = plinth.mgmt().answering().toString();
             attention = new java.util.ArrayList<>(ClusterStatus.attention(map));
+            mdts.forEach((mdt, replicas) -> {
+                if (replicas.stream().noneMatch(r -> r.state().equals("leads"))) {
+                    attention.add("MDT " + mdt + " has no leader: its namespace is unavailable");
+                }
+                replicas.stream().filter(r -> r.state().equals("unreachable"))
+                        .forEach(r -> attention.add("MDT " + mdt + " replica " + r.rpcAddress() + " does not answer"));
+            });
             for (var forced : plinth.unplaceableForcedLayouts()) {
                 attention.add("directory " + (forced.path() != null ? forced.path() : "inode " + forced.inodeId())
                         + " has a layout set with --force that the cluster cannot place (" + forced.problem() + "): creates in it fail");
@@ -47,23 +59,30 @@ final class StatusCommand implements Callable<Integer> {
             var described = ClusterStatus.describe(map, client.serverAddress().toString(),
                     new long[] {statFs.capacityBytes(), statFs.freeBytes(), statFs.inodes()});
             described.put("attention", attention);
+            described.put("mdt_replicas", mdts.entrySet().stream().map(e -> Map.of("mdt_id", e.getKey(), "replicas", e.getValue().stream()
+                    .map(r -> Map.of("address", r.rpcAddress(), "state", r.state())).toList())).toList());
             if (client.serverAddresses().size() > 1) {
                 described.put("mgmt_replicas", client.serverAddresses().stream().map(Object::toString).toList());
                 described.put("mgmt_leader", answering);
             }
             System.out.println(Json.write(described));
         } else {
-            print(map, statFs, attention, answering);
+            print(map, statFs, attention, answering, mdts);
         }
         return ClusterStatus.somethingOffline(map) ? 1 : 0;
     }
 
-    private void print(ClusterMap map, StatFsReply statFs, List<String> attention, String answering) {
+    private void print(ClusterMap map, StatFsReply statFs, List<String> attention, String answering,
+                       Map<Integer, List<PlinthClient.MdtReplicaState>> mdts) {
         long used = statFs.capacityBytes() - statFs.freeBytes();
         System.out.printf(Locale.ROOT, "cluster  %s (map version %d)%n", client.serverAddress(), map.version());
         if (client.serverAddresses().size() > 1) {
             System.out.printf(Locale.ROOT, "mgmt     %d replicas, %s leads%n", client.serverAddresses().size(), answering);
         }
+        mdts.forEach((mdt, replicas) -> System.out.printf(Locale.ROOT, "mdt %-4d %s%n", mdt, replicas.size() == 1
+                ? replicas.getFirst().rpcAddress() + (replicas.getFirst().state().equals("leads") ? ", " + replicas.getFirst().inodes() + " inodes" : ", " + replicas.getFirst().state())
+                : replicas.size() + " replicas: " + String.join(", ", replicas.stream().map(r -> r.rpcAddress() + " " + r.state()
+                        + (r.inodes() >= 0 ? " (" + r.inodes() + " inodes)" : "")).toList())));
         System.out.printf(Locale.ROOT, "space    %s used of %s (%d%%), %s free; %d inodes%n", Sizes.format(used), Sizes.format(statFs.capacityBytes()),
                 statFs.capacityBytes() == 0 ? 0 : Math.round(100.0 * used / statFs.capacityBytes()), Sizes.format(statFs.freeBytes()), statFs.inodes());
         System.out.println();

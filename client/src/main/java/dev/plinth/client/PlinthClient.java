@@ -514,6 +514,23 @@ public final class PlinthClient implements AutoCloseable {
         return meta(new MetaMessages.StatFs(header()));
     }
 
+    /** One replica of an MDT as it answered just now: "leads" (with its inode count), "follows" or "unreachable". */
+    public record MdtReplicaState(String rpcAddress, String state, long inodes) {}
+
+    /** Asks each replica of MDT {@code mdt} for its statfs (2 s each): the leader answers, the others say they follow. */
+    public List<MdtReplicaState> mdtReplicaStates(int mdt) {
+        List<MdtReplicaState> states = new ArrayList<>();
+        for (HostPort replica : mdts.replicasOf(mdt)) {
+            try {
+                StatFsReply reply = connections.get(replica).request(new MetaMessages.StatFs(header()), java.time.Duration.ofSeconds(2));
+                states.add(new MdtReplicaState(replica.toString(), "leads", reply.inodes()));
+            } catch (PlinthException e) {
+                states.add(new MdtReplicaState(replica.toString(), e.code() == ErrorCode.NOT_LEADER ? "follows" : "unreachable", -1));
+            }
+        }
+        return states;
+    }
+
     // ---- inode-level API (what FUSE uses)
 
     public Attributes lookup(long parentId, String name) {

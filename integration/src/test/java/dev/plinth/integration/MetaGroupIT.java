@@ -34,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * acknowledged operations made it: every acknowledged name exists once, nothing removed is back,
  * no operation was applied twice (a change sent again after a lost reply would fail with EEXIST
  * or ENOENT), link counts and file contents match. Prints operations, faults, violations and the
- * time each fault kept creates from being acknowledged.
+ * time each fault kept creates from being acknowledged. `plinth fsck` then finds nothing, and
+ * `plinth status` shows the three replicas and which leads.
  */
 class MetaGroupIT {
     private static final int WORKERS = 3;
@@ -127,6 +128,14 @@ class MetaGroupIT {
             violations.forEach(v -> System.out.println("violation: " + v));
             assertThat(violations).isEmpty();
             assertThat(operations.get()).isGreaterThan(100);
+
+            List<String> common = List.of("--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
+            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"),
+                    concat(List.of("fsck"), common)), Map.of(), java.time.Duration.ofMinutes(2));
+            assertThat(fsck.exitCode()).as("fsck after the faults").isZero();
+            String status = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), concat(List.of("status"), common)),
+                    Map.of(), java.time.Duration.ofMinutes(2)).output();
+            assertThat(status).containsPattern("mdt 0 +3 replicas: .* leads \\(\\d+ inodes\\)").contains("follows");
         }
     }
 
@@ -146,6 +155,12 @@ class MetaGroupIT {
             }
         }
         return longest;
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all;
     }
 
     private static void record(List<String> faults, List<long[]> times, String fault, long at) {
