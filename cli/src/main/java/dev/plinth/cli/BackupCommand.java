@@ -121,16 +121,21 @@ final class BackupCommand {
         @Option(names = "--only-mgmt", description = "Restore only mgmt.")
         boolean onlyMgmt;
 
+        @Option(names = "--rejoin", description = {"Rebuild one lost replica of an MDT group that keeps running (the others",
+                "serve): the store keeps the log index of the backup, and the replica, started with its old --raft and --peers,",
+                "catches up from the leader's log. Take the backup after the replica was lost. Implies --no-mgmt."})
+        boolean rejoin;
+
         @Override
         public Integer call() throws IOException {
-            if (noMgmt && onlyMgmt) {
-                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--no-mgmt and --only-mgmt exclude each other");
+            if (noMgmt && onlyMgmt || rejoin && onlyMgmt) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--only-mgmt goes with neither --no-mgmt nor --rejoin");
             }
             if (!Files.isRegularFile(file)) {
                 throw new PlinthException(ErrorCode.NOT_FOUND, "no backup file " + file);
             }
             Set<Integer> chosen = onlyMgmt ? Set.of() : mdts == null ? null : Set.copyOf(mdts);
-            List<String> restored = MetadataBackup.restore(file, data, chosen, !noMgmt);
+            List<String> restored = MetadataBackup.restore(file, data, chosen, !noMgmt && !rejoin, rejoin);
             restored.forEach(line -> System.out.println("restored " + line));
             return 0;
         }

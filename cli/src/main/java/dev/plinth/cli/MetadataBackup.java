@@ -127,9 +127,10 @@ final class MetadataBackup {
      * every one in the backup) and mgmt if {@code withMgmt}. Refuses to write over metadata that is
      * there. A restored MDT starts a new Raft log (every replica of the MDT is restored from the
      * same backup) and skips the inode ids handed out after the backup
-     * ({@link MetaStateMachine#prepareRestoredStore}).
+     * ({@link MetaStateMachine#prepareRestoredStore}); with {@code rejoin}, the store keeps the log
+     * index it was copied at, for one replica of a running group to catch up from the leader's log.
      */
-    static List<String> restore(Path file, Path dataDirectory, Set<Integer> mdts, boolean withMgmt) throws IOException {
+    static List<String> restore(Path file, Path dataDirectory, Set<Integer> mdts, boolean withMgmt, boolean rejoin) throws IOException {
         Set<Integer> inBackup = new TreeSet<>();
         boolean hasMgmt = false;
         try (InputStream in = Files.newInputStream(file)) {
@@ -185,8 +186,10 @@ final class MetadataBackup {
             }
         }
         for (int mdt : chosen) {
-            MetaStateMachine.prepareRestoredStore(mdtDirectory(dataDirectory, mdt).resolve("db"), mdt);
-            restored.add("MDT " + mdt + " -> " + mdtDirectory(dataDirectory, mdt));
+            if (!rejoin) {
+                MetaStateMachine.prepareRestoredStore(mdtDirectory(dataDirectory, mdt).resolve("db"), mdt);
+            }
+            restored.add("MDT " + mdt + " -> " + mdtDirectory(dataDirectory, mdt) + (rejoin ? " (to rejoin its running group)" : ""));
         }
         if (withMgmt) {
             Files.setPosixFilePermissions(mgmtState, PosixFilePermissions.fromString("rw-------"));

@@ -266,22 +266,33 @@ final class ProcessCluster implements AutoCloseable {
 
         /** Whether this replica leads MDT 0's Raft group now, as its metrics say (false when it does not answer). */
         boolean leads() {
+            return metric("plinth_meta_raft_leader") == 1;
+        }
+
+        /** The index of the last log entry this replica applied, as its metrics say (-1 when it does not answer). */
+        long appliedIndex() {
+            return (long) metric("plinth_meta_raft_applied_index");
+        }
+
+        /** The value of one of this replica's MDT gauges, or -1 when it does not answer. */
+        double metric(String name) {
             try {
                 Matcher http = Pattern.compile("\"http\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(data.resolve("endpoints.json")));
                 if (!http.find()) {
-                    return false;
+                    return -1;
                 }
                 var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + http.group(1) + "/metrics"))
                         .timeout(java.time.Duration.ofSeconds(2)).build();
                 try (var client = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(2)).build()) {
                     String metrics = client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-                    return metrics.lines().anyMatch(line -> line.startsWith("plinth_meta_raft_leader{") && line.endsWith(" 1.0"));
+                    return metrics.lines().filter(line -> line.startsWith(name + "{")).map(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                            .findFirst().orElse(-1.0);
                 }
             } catch (IOException e) {
-                return false;
+                return -1;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return false;
+                return -1;
             }
         }
     }

@@ -155,20 +155,29 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     private volatile long behindLogReported;
 
     /**
-     * This replica needs entries the leader no longer logs: its store was lost or it was away
-     * while the others purged their logs (they keep what every known replica still needs, so this
-     * takes a replica with a new, empty directory). A snapshot file marks an index, not the
-     * state, so none is installed: the replica stays behind, says so, and is rebuilt from a
-     * backup of the MDT ({@code plinth backup restore}) rather than serve a namespace it lacks.
+     * This replica needs entries the leader no longer logs. If its store already holds everything
+     * before the leader's first logged entry (a replica rebuilt from a recent backup with
+     * {@code plinth backup restore --rejoin}), that store is the snapshot: Ratis goes on from its
+     * index. Otherwise (its store was lost, or it was away while the others purged their logs) no
+     * snapshot is installed, since a snapshot file marks an index, not the state: the replica
+     * stays behind and says so, and is rebuilt from a backup rather than serve a namespace it
+     * lacks.
      */
     @Override
     public CompletableFuture<org.apache.ratis.server.protocol.TermIndex> notifyInstallSnapshotFromLeader(
             org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, org.apache.ratis.server.protocol.TermIndex firstTermIndexInLog) {
+        TermIndex applied = getLastAppliedTermIndex();
+        if (applied != null && appliedInStore > 0 && appliedInStore >= firstTermIndexInLog.getIndex() - 1) {
+            LOG.info("MDT {} replica goes on from its store, applied through index {} (the leader's log starts at {})", mdtIndex,
+                    appliedInStore, firstTermIndexInLog);
+            return CompletableFuture.completedFuture(applied);
+        }
         long now = System.nanoTime();
         if (now - behindLogReported > 60_000_000_000L || behindLogReported == 0) {
             behindLogReported = now;
             LOG.error("MDT {} replica has applied through index {}, but the leader's log starts at {}: this replica cannot catch up "
-                    + "from the log; restore its directory from a backup", mdtIndex, appliedInStore, firstTermIndexInLog);
+                    + "from the log; rebuild its directory from a newer backup (plinth backup restore --rejoin)", mdtIndex, appliedInStore,
+                    firstTermIndexInLog);
         }
         return CompletableFuture.completedFuture(null);
     }
