@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
                 ArchiveCommand.class,
                 BackupCommand.class,
                 FsckCommand.class,
+                MdtCommand.class,
                 HsmCommand.class,
                 CheckpointCommand.class,
                 ShardsCommand.Pack.class,

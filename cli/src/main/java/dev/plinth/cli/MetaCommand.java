@@ -38,6 +38,10 @@ final class MetaCommand implements Callable<Integer> {
             + "each (setting meta.raft-peers).")
     String peers;
 
+    @Option(names = "--join", description = {"With --raft and an empty --data: a new replica for a running group, which waits until",
+            "`plinth mdt add-replica --mdt N --raft ADDR` adds it, then catches up from the leader's log. Later starts need no --join."})
+    boolean join;
+
     @Mixin
     RoleMixin role;
 
@@ -53,7 +57,10 @@ final class MetaCommand implements Callable<Integer> {
         List<HostPort> raftPeers = config.get(Settings.META_RAFT_PEERS).isEmpty() ? List.of()
                 : HostPort.parseList(config.get(Settings.META_RAFT_PEERS));
         int selfIndex = 0;
-        if (!raftPeers.isEmpty()) {
+        if (join && config.get(Settings.META_RAFT_LISTEN).isEmpty()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--join needs --raft, this replica's Raft address");
+        }
+        if (!raftPeers.isEmpty() && !join) {
             String self = config.get(Settings.META_RAFT_LISTEN);
             selfIndex = self.isEmpty() ? -1 : raftPeers.indexOf(HostPort.parse(self));
             if (selfIndex < 0) {
@@ -63,8 +70,17 @@ final class MetaCommand implements Callable<Integer> {
         dev.plinth.common.log.LogContext.node(raftPeers.size() > 1 ? "meta-" + mdt + "." + selfIndex : "meta-" + mdt);
         List<HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
         int self = selfIndex;
+        HostPort joining = join ? HostPort.parse(config.get(Settings.META_RAFT_LISTEN)) : null;
         ProcessHost server = ProcessHost.run("meta", config, RoleMixin.readSecret(config), true, data.resolve("endpoints.json"),
-                java.util.Map.of(), host -> MetaRole.add(host, data, mdt, replicas, raftPeers, self));
+                java.util.Map.of(), host -> {
+                    if (joining == null) {
+                        MetaRole.add(host, data, mdt, replicas, raftPeers, self);
+                    } else if (MetaRole.formatted(data, mdt)) {
+                        MetaRole.add(host, data, mdt, replicas, List.of(joining), 0); // a plain restart: its members are in its log
+                    } else {
+                        MetaRole.join(host, data, mdt, replicas, joining);
+                    }
+                });
         return RoleMixin.serveUntilStopped(server, "mdt:     " + mdt + " under " + data.toAbsolutePath());
     }
 }

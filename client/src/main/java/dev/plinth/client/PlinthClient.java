@@ -18,6 +18,7 @@ import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.FsckMessages;
+import dev.plinth.wire.messages.MdtGroupMessages;
 import dev.plinth.wire.messages.StorageMessages;
 import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MgmtMessages;
@@ -457,6 +458,15 @@ public final class PlinthClient implements AutoCloseable {
     /** mgmt's whole cluster state, encoded as it keeps it on disk. */
     public byte[] mgmtStateForBackup() {
         return Retry.call(timeoutMillis, () -> mgmt().<BackupMessages.MgmtState>request(new BackupMessages.GetMgmtState()), null).state();
+    }
+
+    /**
+     * Adds the replica at Raft address {@code add} to MDT {@code mdt}'s group and/or removes the one
+     * at {@code remove} (either may be null); returns the group's Raft addresses after the change.
+     */
+    public List<String> changeMdtReplicas(int mdt, String add, String remove) {
+        MdtGroupMessages.ChangeMdtReplicas request = new MdtGroupMessages.ChangeMdtReplicas(header(), add, remove);
+        return Retry.call(retryMillis, () -> mdts.<MdtGroupMessages.MdtReplicaList>request(mdt, request), this::refreshClusterMapSoon).raftPeers();
     }
 
     // ---- fsck (root only; see FsckMessages)

@@ -243,6 +243,8 @@ final class ProcessCluster implements AutoCloseable {
         /** Its Raft address where MDT 0 has several replicas; null for a single one. */
         final HostPort raft;
         HostPort rpc;
+        /** A replica added to the running group (`plinth meta --join`) rather than one of its first members. */
+        boolean join;
 
         MetaProcess(int index, Path data, HostPort raft) {
             this.index = index;
@@ -254,9 +256,11 @@ final class ProcessCluster implements AutoCloseable {
         void start() throws IOException, InterruptedException {
             List<String> arguments = new ArrayList<>(List.of("meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
                     "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString()));
-            if (raft != null) {
+            if (join) {
+                arguments.addAll(List.of("--raft", raft.toString(), "--join"));
+            } else if (raft != null) {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
-                        String.join(",", metas.stream().map(replica -> replica.raft.toString()).toList())));
+                        String.join(",", metas.stream().filter(replica -> !replica.join).map(replica -> replica.raft.toString()).toList())));
             }
             Launched launched = launch(raft == null ? "meta" : "meta-" + index, data.resolve("endpoints.json"), host, jvmOptions(),
                     arguments.toArray(String[]::new));
@@ -345,6 +349,18 @@ final class ProcessCluster implements AutoCloseable {
     /** Every replica of MDT 0. */
     List<MetaProcess> metaReplicas() {
         return metas;
+    }
+
+    /** Starts a new replica of MDT 0 that waits to be added to the running group (`plinth meta --join`). */
+    MetaProcess startJoiningMeta() throws IOException, InterruptedException {
+        String host = network == null ? "127.0.0.1" : network.addAddress();
+        MetaProcess meta = new MetaProcess(metas.size(), directory.resolve("meta-" + metas.size()), new HostPort(host, freePort()));
+        meta.host = host;
+        meta.rpc = new HostPort(host, freePort());
+        meta.join = true;
+        metas.add(meta);
+        meta.start();
+        return meta;
     }
 
     /** Starts an S3 gateway process for this cluster (once). */

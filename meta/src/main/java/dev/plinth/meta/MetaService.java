@@ -10,6 +10,7 @@ import dev.plinth.common.Config;
 import dev.plinth.raft.RaftReplica;
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.FsckMessages;
+import dev.plinth.wire.messages.MdtGroupMessages;
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.InodeId;
@@ -186,6 +187,18 @@ public final class MetaService implements AutoCloseable {
             backups.end(request.backupId());
             return new dev.plinth.wire.messages.HandshakeMessages.Empty();
         }).thenApply(Reply::of));
+        dispatcher.register(MdtGroupMessages.ChangeMdtReplicas.class, (context, request, data) -> {
+            if (request.header().credentials().uid() != 0) {
+                return CompletableFuture.failedFuture(new PlinthException(ErrorCode.PERMISSION_DENIED, "changing an MDT's replicas is for root"));
+            }
+            PlinthException notLeading = notLeading();
+            if (notLeading != null) {
+                return CompletableFuture.failedFuture(notLeading);
+            }
+            LOG.info("MDT {}: adding replica {}, removing replica {}", stateMachine.mdtIndex(), request.add(), request.remove());
+            return raft.changePeers(request.add(), request.remove())
+                    .thenApply(peers -> Reply.of(new MdtGroupMessages.MdtReplicaList(stateMachine.mdtIndex(), peers)));
+        });
         dispatcher.register(FsckMessages.CheckNamespace.class, (context, request, data) ->
                 adminTask(request.header(), stateMachine::checkNamespace).thenApply(Reply::of));
         dispatcher.register(FsckMessages.ListFileChains.class, (context, request, data) -> adminTask(request.header(),

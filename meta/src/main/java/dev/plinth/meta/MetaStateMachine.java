@@ -120,6 +120,18 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         return storeDirectory;
     }
 
+    private volatile Runnable membershipListener = () -> { };
+
+    /** Called (on Ratis's thread: do not block) when the group's members change, on every replica. */
+    public void onMembershipChanged(Runnable listener) {
+        this.membershipListener = requireNonNull(listener, "listener is null");
+    }
+
+    @Override
+    public void notifyConfigurationChanged(long term, long index, org.apache.ratis.proto.RaftProtos.RaftConfigurationProto configuration) {
+        membershipListener.run();
+    }
+
     /** Called after each committed change that removed files, with their layouts. */
     public void onRemovedFiles(Consumer<List<RemovedFile>> listener) {
         this.removedFilesListener = requireNonNull(listener, "listener is null");

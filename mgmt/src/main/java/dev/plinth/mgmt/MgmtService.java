@@ -322,6 +322,11 @@ public final class MgmtService implements AutoCloseable {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "MDT ids are not negative");
         }
         MdtInfo before = state.mdts().stream().filter(m -> m.mdtId() == mdtId).findFirst().orElse(null);
+        if (request.raftAddress() != null && request.raftPeers().isEmpty()) {
+            // a replica waiting to be added to its group (plinth meta --join): it serves nobody yet; it registers again once added
+            LOG.info("MDT {} replica {} waits to join its group", mdtId, request.raftAddress());
+            return map;
+        }
         List<MdtReplica> replicas = new ArrayList<>();
         if (request.raftAddress() != null && !request.raftPeers().isEmpty()) {
             // the group's order; a peer keeps its last registration until it registers again

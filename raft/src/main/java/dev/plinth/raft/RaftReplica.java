@@ -44,13 +44,17 @@ public final class RaftReplica implements AutoCloseable {
     private final RaftServer server;
     private final RaftGroup group;
     private final RaftPeerId self;
+    private final String selfAddress;
+    private final String peerIdPrefix;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
 
-    private RaftReplica(RaftServer server, RaftGroup group, RaftPeerId self) {
+    private RaftReplica(RaftServer server, RaftGroup group, RaftPeerId self, String selfAddress, String peerIdPrefix) {
         this.server = server;
         this.group = group;
         this.self = self;
+        this.selfAddress = selfAddress;
+        this.peerIdPrefix = peerIdPrefix;
     }
 
     /**
@@ -69,21 +73,51 @@ public final class RaftReplica implements AutoCloseable {
     /**
      * Starts this replica of group {@code spec} with its Raft storage under {@code directory/raft}.
      * {@code peers} are the group's Raft addresses, the same list in the same order on every
-     * replica, this one's at {@code selfIndex}. A single replica waits until it leads (up to
-     * 30 s); one of several returns at once.
+     * replica, this one's at {@code selfIndex}: on first start they are the group (peer ids are
+     * positions in it); afterwards the group is what its log says, changed by
+     * {@link #changePeers}. A single replica waits until it leads (up to 30 s); one of several
+     * returns at once.
      */
     public static RaftReplica start(Path directory, GroupSpec spec, List<HostPort> peers, int selfIndex, BaseStateMachine stateMachine) {
-        requireNonNull(stateMachine, "stateMachine is null");
         if (selfIndex < 0 || selfIndex >= peers.size()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "this replica's address is not among the group's peers " + peers);
         }
+        List<RaftPeer> raftPeers = new java.util.ArrayList<>();
+        for (int i = 0; i < peers.size(); i++) {
+            raftPeers.add(RaftPeer.newBuilder().setId(spec.peerIdPrefix() + "-" + i).setAddress(peers.get(i).toString()).build());
+        }
+        return start(directory, spec, raftPeers, peers.get(selfIndex), raftPeers.get(selfIndex).getId(), stateMachine);
+    }
+
+    /**
+     * Starts a new replica at {@code self} that is not in its group yet: it waits, with no peers,
+     * until the group's leader adds it ({@link #changePeers} there) and sends it the log.
+     */
+    public static RaftReplica join(Path directory, GroupSpec spec, HostPort self, BaseStateMachine stateMachine) {
+        return start(directory, spec, List.of(), self, joiningPeerId(spec.peerIdPrefix(), self.toString()), stateMachine);
+    }
+
+    /** The id of a replica added to a running group: made from its address, so that it and the leader that adds it agree. */
+    static RaftPeerId joiningPeerId(String prefix, String address) {
+        return RaftPeerId.valueOf(prefix + "-" + address.replaceAll("[^A-Za-z0-9]", "_"));
+    }
+
+    private static RaftReplica start(Path directory, GroupSpec spec, List<RaftPeer> raftPeers, HostPort selfAddress, RaftPeerId defaultSelf,
+                                     BaseStateMachine stateMachine) {
+        requireNonNull(stateMachine, "stateMachine is null");
         try {
             Path raftDirectory = directory.resolve("raft");
             boolean fresh = !Files.isDirectory(raftDirectory);
             Files.createDirectories(raftDirectory);
+            // The id this replica had when its storage was formatted: after membership changes it need not be its position in a
+            // peer list given now
+            Path idFile = directory.resolve("raft-peer-id");
+            RaftPeerId self = Files.exists(idFile) ? RaftPeerId.valueOf(Files.readString(idFile).trim()) : defaultSelf;
+            if (!Files.exists(idFile)) {
+                Files.writeString(idFile, self + "\n");
+            }
             RaftProperties properties = new RaftProperties();
             RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
-            HostPort selfAddress = peers.get(selfIndex);
             NettyConfigKeys.Server.setHost(properties, selfAddress.host());
             NettyConfigKeys.Server.setPort(properties, selfAddress.port());
             RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
@@ -115,12 +149,10 @@ public final class RaftReplica implements AutoCloseable {
             RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(600, java.util.concurrent.TimeUnit.MILLISECONDS));
 
             RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(spec.name().getBytes(StandardCharsets.UTF_8)));
-            List<RaftPeer> raftPeers = new java.util.ArrayList<>();
-            for (int i = 0; i < peers.size(); i++) {
-                raftPeers.add(RaftPeer.newBuilder().setId(spec.peerIdPrefix() + "-" + i).setAddress(peers.get(i).toString()).build());
-            }
-            RaftGroup group = RaftGroup.valueOf(groupId, raftPeers);
-            RaftPeerId self = raftPeers.get(selfIndex).getId();
+            // A restarted replica's members are in its log; a peer list it was given that does not name it by the id it was
+            // formatted with (an added replica, or one after members changed) would be refused, so it then starts from none
+            boolean namesSelf = raftPeers.stream().anyMatch(peer -> peer.getId().equals(self));
+            RaftGroup group = RaftGroup.valueOf(groupId, fresh || namesSelf ? raftPeers : List.of());
             RaftServer server = RaftServer.newBuilder()
                     .setServerId(self)
                     .setGroup(group)
@@ -129,8 +161,8 @@ public final class RaftReplica implements AutoCloseable {
                     .setOption(fresh ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
                     .build();
             server.start();
-            RaftReplica raft = new RaftReplica(server, group, self);
-            if (peers.size() == 1) {
+            RaftReplica raft = new RaftReplica(server, group, self, selfAddress.toString(), spec.peerIdPrefix());
+            if (raft.currentPeers().size() == 1 && raft.currentPeers().iterator().next().getId().equals(self)) {
                 raft.awaitLeader(30_000); // with several replicas a leader comes once a majority is up; until then: NOT_LEADER
             }
             return raft;
@@ -170,26 +202,67 @@ public final class RaftReplica implements AutoCloseable {
     public String leaderAddress() {
         try {
             RaftPeerId leader = server.getDivision(group.getGroupId()).getInfo().getLeaderId();
-            RaftPeer peer = leader == null ? null : group.getPeer(leader);
+            RaftPeer peer = leader == null ? null : server.getDivision(group.getGroupId()).getRaftConf().getPeer(leader);
             return peer == null ? null : peer.getAddress();
         } catch (IOException e) {
             return null;
         }
     }
 
-    /** The group's Raft addresses, in order, as its current configuration has them. */
+    /** The group's Raft addresses, in the order of their ids, as its current configuration has them. */
     public List<String> peerAddresses() {
+        return currentPeers().stream().sorted(java.util.Comparator.comparing(peer -> peer.getId().toString())).map(RaftPeer::getAddress).toList();
+    }
+
+    private java.util.Collection<RaftPeer> currentPeers() {
         try {
-            return server.getDivision(group.getGroupId()).getRaftConf().getCurrentPeers().stream()
-                    .sorted(java.util.Comparator.comparing(peer -> peer.getId().toString())).map(RaftPeer::getAddress).toList();
+            return server.getDivision(group.getGroupId()).getRaftConf().getCurrentPeers();
         } catch (IOException e) {
-            return group.getPeers().stream().map(RaftPeer::getAddress).toList();
+            return group.getPeers();
+        }
+    }
+
+    /**
+     * On the leader: makes the group's members its current ones plus {@code add} (null: none)
+     * less {@code remove} (null: none). Ratis brings an added replica up to date before the new
+     * configuration is committed; completes once it is. A replica added must have been started
+     * with {@link #join}.
+     */
+    public CompletableFuture<List<String>> changePeers(String add, String remove) {
+        List<RaftPeer> next = new java.util.ArrayList<>();
+        for (RaftPeer peer : currentPeers()) {
+            if (!peer.getAddress().equals(remove)) {
+                next.add(peer);
+            }
+        }
+        if (remove != null && next.size() == currentPeers().size()) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.NOT_FOUND, remove + " is not a member of the group"));
+        }
+        if (add != null) {
+            if (next.stream().anyMatch(peer -> peer.getAddress().equals(add))) {
+                return CompletableFuture.failedFuture(new PlinthException(ErrorCode.ALREADY_EXISTS, add + " is a member of the group already"));
+            }
+            next.add(RaftPeer.newBuilder().setId(joiningPeerId(peerIdPrefix, add)).setAddress(add).build());
+        }
+        if (next.isEmpty()) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.INVALID_ARGUMENT, "a group keeps at least one member"));
+        }
+        var request = new org.apache.ratis.protocol.SetConfigurationRequest(clientId, self, group.getGroupId(), callIds.incrementAndGet(), next);
+        try {
+            return server.setConfigurationAsync(request).thenApply(reply -> {
+                if (!reply.isSuccess()) {
+                    content(reply); // throws the reply's error
+                }
+                return peerAddresses();
+            });
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, "changing the group failed: " + e.getMessage(), e));
         }
     }
 
     /** This replica's Raft address. */
     public String selfAddress() {
-        return group.getPeer(self).getAddress();
+        return selfAddress;
     }
 
     /** Whether this replica leads its group now. */
@@ -210,9 +283,25 @@ public final class RaftReplica implements AutoCloseable {
         }
     }
 
+    /** Whether the group is this replica alone (asked on every query: the answer is kept per configuration). */
     public boolean isSingleReplica() {
-        return group.getPeers().size() == 1;
+        try {
+            org.apache.ratis.server.RaftConfiguration conf = server.getDivision(group.getGroupId()).getRaftConf();
+            SingleAnswer known = single;
+            if (known == null || known.conf() != conf) {
+                java.util.Collection<RaftPeer> peers = conf.getCurrentPeers();
+                known = new SingleAnswer(conf, peers.size() == 1 && peers.iterator().next().getId().equals(self));
+                single = known;
+            }
+            return known.single();
+        } catch (IOException e) {
+            return false;
+        }
     }
+
+    private record SingleAnswer(org.apache.ratis.server.RaftConfiguration conf, boolean single) {}
+
+    private volatile SingleAnswer single;
 
     /** Appends a change to the log and returns its result once applied. */
     public CompletableFuture<byte[]> write(byte[] entry) {

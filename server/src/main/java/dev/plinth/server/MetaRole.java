@@ -30,11 +30,17 @@ public final class MetaRole implements Role {
     private final List<HostPort> mgmtReplicas;
     private final HostPort raftAddress;
     private final RaftReplica raft;
+    private final MetaStateMachine stateMachine;
     private final MetaService service;
     private final ClusterMapCache maps;
+    /** Registers again with mgmt when the group's members change (off Ratis's thread). */
+    private final java.util.concurrent.ExecutorService registrar =
+            java.util.concurrent.Executors.newSingleThreadExecutor(Thread.ofPlatform().name("mdt-register").daemon().factory());
     private volatile boolean started;
 
-    private MetaRole(int mdtId, List<HostPort> mgmtReplicas, HostPort raftAddress, RaftReplica raft, MetaService service, ClusterMapCache maps) {
+    private MetaRole(int mdtId, List<HostPort> mgmtReplicas, HostPort raftAddress, RaftReplica raft, MetaStateMachine stateMachine,
+                     MetaService service, ClusterMapCache maps) {
+        this.stateMachine = stateMachine;
         this.mdtId = mdtId;
         this.mgmtReplicas = mgmtReplicas;
         this.raftAddress = raftAddress;
@@ -57,19 +63,38 @@ public final class MetaRole implements Role {
      */
     public static MetaRole add(ProcessHost host, Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, List<HostPort> raftPeers,
                                int selfIndex) {
+        return add(host, dataDirectory, mdtId, mgmtReplicas, raftPeers, selfIndex, null);
+    }
+
+    /**
+     * A new replica of MDT {@code mdtId} at Raft address {@code raftAddress}, waiting for the
+     * group's leader to add it (`plinth mdt add-replica`); once restarted it is a member like any.
+     */
+    public static MetaRole join(ProcessHost host, Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, HostPort raftAddress) {
+        return add(host, dataDirectory, mdtId, mgmtReplicas, List.of(), 0, raftAddress);
+    }
+
+    private static MetaRole add(ProcessHost host, Path dataDirectory, int mdtId, List<HostPort> mgmtReplicas, List<HostPort> raftPeers,
+                                int selfIndex, HostPort joining) {
         Path mdtDirectory = dataDirectory.resolve("meta").resolve("mdt" + mdtId);
         ClusterMapCache maps = new ClusterMapCache();
         RaftReplica raft = null;
         try {
             Files.createDirectories(mdtDirectory);
-            List<HostPort> peers = raftPeers.isEmpty() ? List.of(new HostPort("127.0.0.1", raftPort(mdtDirectory))) : List.copyOf(raftPeers);
-            HostPort raftAddress = peers.get(selfIndex);
             MetaStateMachine stateMachine = MetaStateMachine.forMdt(mdtDirectory.resolve("db"), mdtId, host.config());
-            raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), peers, selfIndex, stateMachine);
+            HostPort raftAddress;
+            if (joining != null) {
+                raftAddress = joining;
+                raft = RaftReplica.join(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), joining, stateMachine);
+            } else {
+                List<HostPort> peers = raftPeers.isEmpty() ? List.of(new HostPort("127.0.0.1", raftPort(mdtDirectory))) : List.copyOf(raftPeers);
+                raftAddress = peers.get(selfIndex);
+                raft = RaftReplica.start(mdtDirectory, MetaStateMachine.groupSpec(mdtId, host.config()), peers, selfIndex, stateMachine);
+            }
             MetaService service = new MetaService(raft, stateMachine, maps, host.connections(), host.config(), host.clock());
             service.register(host.dispatcher());
             service.registerMetrics(host.metrics());
-            return host.add(new MetaRole(mdtId, List.copyOf(mgmtReplicas), raftAddress, raft, service, maps));
+            return host.add(new MetaRole(mdtId, List.copyOf(mgmtReplicas), raftAddress, raft, stateMachine, service, maps));
         } catch (IOException e) {
             close(maps, raft);
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot start MDT " + mdtId + ": " + e.getMessage(), e);
@@ -90,7 +115,18 @@ public final class MetaRole implements Role {
     public void start(ProcessHost host) {
         List<HostPort> replicas = mgmtReplicas.isEmpty() ? List.of(host.rpcAddress()) : mgmtReplicas;
         MgmtClient mgmt = new MgmtClient(host.connections(), replicas, host.config());
-        Await.mgmt(() -> mgmt.request(new RegisterMdt(mdtId, host.rpcAddress().toString(), raftAddress.toString(), raft.peerAddresses())));
+        Runnable register = () -> Await.mgmt(() -> mgmt.request(new RegisterMdt(mdtId, host.rpcAddress().toString(), raftAddress.toString(),
+                raft.peerAddresses())));
+        register.run();
+        // every replica applies a change of members: each tells mgmt the group as it now is, so that clients find an added
+        // replica and stop trying a removed one
+        stateMachine.onMembershipChanged(() -> registrar.execute(() -> {
+            try {
+                register.run();
+            } catch (RuntimeException e) {
+                LOG.warn("registering MDT {} with mgmt after its members changed failed: {}", mdtId, e.toString());
+            }
+        }));
         maps.start(mgmt);
         service.start();
         started = true;
@@ -108,6 +144,11 @@ public final class MetaRole implements Role {
 
     public MetaService service() {
         return service;
+    }
+
+    /** Whether MDT {@code mdtId} under {@code dataDirectory} has Raft storage already (a --join is then a plain restart). */
+    public static boolean formatted(Path dataDirectory, int mdtId) {
+        return Files.isDirectory(dataDirectory.resolve("meta").resolve("mdt" + mdtId).resolve("raft"));
     }
 
     /** The Raft port of an MDT: the one used before if it is still free, so restarts keep their address. */
@@ -131,6 +172,7 @@ public final class MetaRole implements Role {
 
     @Override
     public void close() {
+        registrar.shutdownNow();
         service.close();
         maps.close();
         raft.close();

@@ -2,6 +2,7 @@ package dev.plinth.wire;
 
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.FsckMessages;
+import dev.plinth.wire.messages.MdtGroupMessages;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
 import dev.plinth.wire.messages.HandshakeMessages.Challenge;
 import dev.plinth.wire.messages.HandshakeMessages.Empty;
@@ -105,5 +106,6 @@ final class Messages {
         registry.register(162, BackupMessages.EndMdtBackup.class, Empty.class);
         registry.register(163, FsckMessages.CheckNamespace.class, FsckMessages.FsckReport.class);
         registry.register(164, FsckMessages.ListFileChains.class, FsckMessages.FileChainList.class);
+        registry.register(165, MdtGroupMessages.ChangeMdtReplicas.class, MdtGroupMessages.MdtReplicaList.class);
     }
 }
