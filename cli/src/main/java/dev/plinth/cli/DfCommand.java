@@ -11,7 +11,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** As df(1): -h is human-readable sizes, not help (only --help is). */
-@Command(name = "df", description = "Capacity and use per target and in total, as `lfs df`.")
+@Command(name = "df", description = {"Capacity and use per target and in total, as `lfs df`; with -i, inodes per MDT, as `lfs df -i`.",
+        "Exit status 1 with -i when an MDT has no leader."})
 final class DfCommand implements Callable<Integer> {
     @Mixin
     ClientMixin client;
@@ -28,10 +29,16 @@ final class DfCommand implements Callable<Integer> {
     @Option(names = {"-H", "--si"}, description = "Sizes in powers of 1000 (kB, MB, GB).")
     boolean si;
 
+    @Option(names = {"-i", "--inodes"}, description = "Inodes per MDT (as its leader counts them) instead of bytes per target.")
+    boolean inodes;
+
     @Override
     public Integer call() {
         try (PlinthClient plinth = client.connect()) {
             ClusterMap map = plinth.refreshClusterMap();
+            if (inodes) {
+                return inodesPerMdt(plinth, map);
+            }
             PoolInfo only = pool == null ? null : map.pool(pool);
             if (pool != null && only == null) {
                 throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.NOT_FOUND, "no pool '" + pool + "'");
@@ -54,6 +61,26 @@ final class DfCommand implements Callable<Integer> {
                     size(used + free), size(used), size(free), percent(used, used + free));
         }
         return 0;
+    }
+
+    /** One line per MDT: the inodes it holds and the replica that leads it; then the total. */
+    private static int inodesPerMdt(PlinthClient plinth, ClusterMap map) {
+        System.out.printf("%-12s %14s %9s  %s%n", "MDT", "IUSED", "REPLICAS", "LEADER");
+        long total = 0;
+        int unavailable = 0;
+        for (var mdt : map.mdts()) {
+            var replicas = plinth.mdtReplicaStates(mdt.mdtId());
+            var leader = replicas.stream().filter(r -> r.state().equals("leads")).findFirst().orElse(null);
+            System.out.printf("%-12s %14s %9d  %s%n", "mdt" + mdt.mdtId(), leader == null ? "-" : Long.toString(leader.inodes()), replicas.size(),
+                    leader == null ? "(none: unavailable)" : leader.rpcAddress());
+            if (leader == null) {
+                unavailable++;
+            } else {
+                total += leader.inodes();
+            }
+        }
+        System.out.printf("%-12s %14d%n", "filesystem", total);
+        return unavailable == 0 ? 0 : 1;
     }
 
     private String size(long bytes) {
