@@ -30,7 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * MDT 0 as a Raft group of three `plinth meta` processes under a metadata workload (creates with
  * small writes, renames, hard links, unlinks from several threads of one native client) while a
- * nemesis kills the leader, kills a follower and pauses the leader (SIGSTOP). Afterwards the namespace is what the
+ * nemesis kills the leader, kills a follower, pauses the leader (SIGSTOP), and cuts the leader and
+ * then a follower off from the other replicas (each replica in a network namespace of its own;
+ * mgmt and clients still reach it). Afterwards the namespace is what the
  * acknowledged operations made it: every acknowledged name exists once, nothing removed is back,
  * no operation was applied twice (a change sent again after a lost reply would fail with EEXIST
  * or ENOENT), link counts and file contents match. Prints operations, faults, violations and the
@@ -62,7 +64,7 @@ class MetaGroupIT {
         List<String> settings = List.of("rpc.timeout-millis=10000", "client.retry-timeout-millis=60000", "cluster.mdt-replica-timeout-millis=2000");
         Config clientConfig = Config.defaults().with("rpc.timeout-millis", "10000").with("client.retry-timeout-millis", "60000")
                 .with("cluster.mdt-replica-timeout-millis", "2000");
-        try (ProcessCluster cluster = ProcessCluster.start(directory, 1, 3, 1, settings, Map.of());
+        try (ProcessCluster cluster = ProcessCluster.startIsolated(directory, 3, 1, settings);
              PlinthClient client = cluster.client(clientConfig)) {
             ProcessCluster.awaitMap(client, map -> map.mdt(0) != null && map.mdt(0).replicas().size() == 3, 30_000);
             long dirId = client.mkdirs("/work", 0755).inodeId();
@@ -106,6 +108,35 @@ class MetaGroupIT {
                 Thread.sleep(1000);
                 leader.resume();
 
+                leader = awaitLeader(cluster.metaReplicas());
+                at = System.nanoTime();
+                for (MetaProcess other : cluster.metaReplicas()) {
+                    if (other != leader) {
+                        cluster.cut(leader, other);
+                    }
+                }
+                record(faults, faultTimes, "cut leader meta-" + leader.index + " off", at);
+                awaitAcknowledgedAfter(acknowledged, at);
+                Thread.sleep(1000);
+                for (MetaProcess other : cluster.metaReplicas()) {
+                    if (other != leader) {
+                        cluster.heal(leader, other);
+                    }
+                }
+                MetaProcess follower2 = cluster.metaReplicas().stream().filter(m -> !m.leads()).findFirst().orElseThrow();
+                at = System.nanoTime();
+                for (MetaProcess other : cluster.metaReplicas()) {
+                    if (other != follower2) {
+                        cluster.cut(follower2, other);
+                    }
+                }
+                record(faults, faultTimes, "cut follower meta-" + follower2.index + " off", at);
+                Thread.sleep(2000);
+                for (MetaProcess other : cluster.metaReplicas()) {
+                    if (other != follower2) {
+                        cluster.heal(follower2, other);
+                    }
+                }
                 awaitLeader(cluster.metaReplicas());
                 awaitAcknowledgedAfter(acknowledged, System.nanoTime());
             }

@@ -48,6 +48,8 @@ final class ProcessCluster implements AutoCloseable {
         private final String prefix;
         private final String insideLink;
         private int nextHost = 2;
+        /** Namespaces of single processes, joined to the cluster's link by the bridge in its namespace. */
+        private final List<String> ownNamespaces = new ArrayList<>();
 
         private IsolatedNetwork(String namespace, String prefix, String insideLink) {
             this.namespace = namespace;
@@ -67,6 +69,10 @@ final class ProcessCluster implements AutoCloseable {
                 ip("addr", "add", prefix + "1/24", "dev", "plrt" + id);
                 ip("link", "set", "plrt" + id, "up");
                 ip("-n", namespace, "link", "set", network.insideLink, "up");
+                // the addresses live on a bridge, so that processes in namespaces of their own can join the link (ownNamespace)
+                ip("-n", namespace, "link", "add", "plbr", "type", "bridge");
+                ip("-n", namespace, "link", "set", network.insideLink, "master", "plbr");
+                ip("-n", namespace, "link", "set", "plbr", "up");
                 // the local table moves behind the rules a cut adds, or it would deliver local packets before they are seen
                 ip("-n", namespace, "rule", "add", "pref", "100", "table", "local");
                 ip("-n", namespace, "rule", "del", "pref", "0", "table", "local");
@@ -80,8 +86,40 @@ final class ProcessCluster implements AutoCloseable {
         /** A new address inside the namespace, for one process. */
         String addAddress() throws IOException, InterruptedException {
             String address = prefix + nextHost++;
-            ip("-n", namespace, "addr", "add", address + "/24", "dev", insideLink);
+            ip("-n", namespace, "addr", "add", address + "/24", "dev", "plbr");
             return address;
+        }
+
+        /**
+         * A network namespace of its own for one process, with one address on the cluster's link
+         * (a veth pair to the bridge): its packets carry that address as their source whatever
+         * they connect to, so {@link #cutOwn} can cut it off from chosen peers even where the
+         * process cannot choose its source address (Ratis's connections). Returns {namespace, address}.
+         */
+        String[] ownNamespace() throws IOException, InterruptedException {
+            int index = ownNamespaces.size();
+            String own = namespace + "-" + index;
+            ip("netns", "add", own);
+            ownNamespaces.add(own);
+            ip("-n", own, "link", "set", "lo", "up");
+            String outside = "plv" + insideLink.substring(4) + index;
+            String inside = "plw" + insideLink.substring(4) + index;
+            ip("link", "add", outside, "netns", namespace, "type", "veth", "peer", "name", inside, "netns", own);
+            ip("-n", namespace, "link", "set", outside, "master", "plbr");
+            ip("-n", namespace, "link", "set", outside, "up");
+            String address = prefix + nextHost++;
+            ip("-n", own, "addr", "add", address + "/24", "dev", inside);
+            ip("-n", own, "link", "set", inside, "up");
+            return new String[] {own, address};
+        }
+
+        /** Drops every packet from the process in namespace {@code own} to {@code peer}. */
+        void cutOwn(String own, String peer) throws IOException, InterruptedException {
+            ip("-n", own, "rule", "add", "pref", "10", "to", peer, "blackhole");
+        }
+
+        void healOwn(String own, String peer) throws IOException, InterruptedException {
+            ip("-n", own, "rule", "del", "pref", "10", "to", peer, "blackhole");
         }
 
         /** Drops every packet between {@code a} and {@code b}, both ways. */
@@ -108,6 +146,13 @@ final class ProcessCluster implements AutoCloseable {
         /** Deleting the namespace deletes the veth pair with it. */
         @Override
         public void close() {
+            for (String own : ownNamespaces) {
+                try {
+                    ip("netns", "delete", own);
+                } catch (IOException | InterruptedException e) {
+                    System.err.println("cannot delete network namespace " + own + ": " + e.getMessage());
+                }
+            }
             try {
                 ip("netns", "delete", namespace);
             } catch (IOException | InterruptedException e) {
@@ -140,11 +185,21 @@ final class ProcessCluster implements AutoCloseable {
 
     /** Breaks the link between two processes of an isolated cluster: packets between them are dropped, both ways. */
     void cut(Member a, Member b) throws IOException, InterruptedException {
-        network.cut(a.host, b.host);
+        if (a.ownNamespace != null && b.ownNamespace != null) {
+            network.cutOwn(a.ownNamespace, b.host);
+            network.cutOwn(b.ownNamespace, a.host);
+        } else {
+            network.cut(a.host, b.host);
+        }
     }
 
     void heal(Member a, Member b) throws IOException, InterruptedException {
-        network.heal(a.host, b.host);
+        if (a.ownNamespace != null && b.ownNamespace != null) {
+            network.healOwn(a.ownNamespace, b.host);
+            network.healOwn(b.ownNamespace, a.host);
+        } else {
+            network.heal(a.host, b.host);
+        }
     }
 
     /** A process of the cluster that the nemesis may kill, pause and resume. */
@@ -154,6 +209,8 @@ final class ProcessCluster implements AutoCloseable {
         String host = "127.0.0.1";
         /** Fault points the process starts with ({@code plinth.faults}: NAME[=VALUE],...); null for none. */
         String faults;
+        /** The network namespace this process has to itself in an isolated cluster; null: the cluster's. */
+        String ownNamespace;
 
         /** The JVM options this member's next start gets. */
         List<String> jvmOptions() {
@@ -262,7 +319,7 @@ final class ProcessCluster implements AutoCloseable {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
                         String.join(",", metas.stream().filter(replica -> !replica.join).map(replica -> replica.raft.toString()).toList())));
             }
-            Launched launched = launch(raft == null ? "meta" : "meta-" + index, data.resolve("endpoints.json"), host, jvmOptions(),
+            Launched launched = launch(raft == null ? "meta" : "meta-" + index, ownNamespace, data.resolve("endpoints.json"), host, jvmOptions(),
                     arguments.toArray(String[]::new));
             process = launched.process();
             rpc = launched.rpc();
@@ -452,10 +509,13 @@ final class ProcessCluster implements AutoCloseable {
             replica.start();
         }
         for (int i = 0; i < metaReplicas; i++) {
-            String host = network == null ? "127.0.0.1" : network.addAddress();
+            // in an isolated cluster, replicas of a group each get a namespace of their own, so that links between them can be cut
+            String[] own = network != null && metaReplicas > 1 ? network.ownNamespace() : null;
+            String host = network == null ? "127.0.0.1" : own != null ? own[1] : network.addAddress();
             MetaProcess meta = new MetaProcess(i, directory.resolve(i == 0 ? "meta" : "meta-" + i),
                     metaReplicas == 1 ? null : new HostPort(host, freePort()));
             meta.host = host;
+            meta.ownNamespace = own == null ? null : own[0];
             meta.rpc = new HostPort(meta.host, freePort());
             metas.add(meta);
         }
@@ -479,10 +539,16 @@ final class ProcessCluster implements AutoCloseable {
     /** Starts a role on {@code host} (inside the cluster's namespace, if it has one) and waits for its endpoints file. */
     private Launched launch(String name, Path endpoints, String host, List<String> jvmOptions, String... arguments)
             throws IOException, InterruptedException {
+        return launch(name, null, endpoints, host, jvmOptions, arguments);
+    }
+
+    /** As above, in network namespace {@code ownNamespace} where it is not null. */
+    private Launched launch(String name, String ownNamespace, Path endpoints, String host, List<String> jvmOptions, String... arguments)
+            throws IOException, InterruptedException {
         Files.deleteIfExists(endpoints);
         List<String> command = new ArrayList<>();
         if (network != null) {
-            command.addAll(List.of("ip", "netns", "exec", network.namespace));
+            command.addAll(List.of("ip", "netns", "exec", ownNamespace != null ? ownNamespace : network.namespace));
         }
         command.addAll(TestProcesses.plinth(jvmOptions, List.of(arguments)));
         if (!command.contains("--listen")) {
