@@ -26,7 +26,7 @@ import picocli.CommandLine.Parameters;
         description = {"Back up the cluster's metadata (every MDT and mgmt) while it serves, and restore it.",
                 "A backup holds the namespace and the cluster map, not file data (that stays on the storage targets), and",
                 "the S3 secret keys and encryption master keys: it is written with mode 0600; keep it as safe as the cluster secret."},
-        subcommands = {BackupCommand.Create.class, BackupCommand.Restore.class})
+        subcommands = {BackupCommand.Create.class, BackupCommand.Verify.class, BackupCommand.Restore.class})
 final class BackupCommand {
     private BackupCommand() {}
 
@@ -97,6 +97,28 @@ final class BackupCommand {
                 Files.deleteIfExists(path);
             }
             return old;
+        }
+    }
+
+    @Command(name = "verify", mixinStandardHelpOptions = true,
+            description = {"Check that a backup restores: every part is whole, mgmt's state decodes, and each MDT's store opens and",
+                    "passes fsck's namespace check. Unpacks it into a temporary directory (as much space as the backup). Exit 1 if not."})
+    static final class Verify implements Callable<Integer> {
+        @Parameters(index = "0", paramLabel = "FILE", description = "A file `plinth backup create` wrote.")
+        Path file;
+
+        @Option(names = "--scratch", paramLabel = "DIR", description = "Where to unpack it (default: the system temp directory).")
+        Path scratch;
+
+        @Override
+        public Integer call() throws IOException {
+            if (!Files.isRegularFile(file)) {
+                throw new PlinthException(ErrorCode.NOT_FOUND, "no backup file " + file);
+            }
+            Path where = scratch != null ? scratch : Path.of(System.getProperty("java.io.tmpdir"));
+            MetadataBackup.verify(file, where).forEach(System.out::println);
+            System.out.println(file + ": restorable");
+            return 0;
         }
     }
 

@@ -9,6 +9,7 @@ import dev.plinth.meta.MetaStateMachine;
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.BackupMessages.BackupFile;
 import dev.plinth.wire.messages.BackupMessages.MdtBackup;
+import dev.plinth.wire.messages.FsckMessages.FsckReport;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -196,6 +197,46 @@ final class MetadataBackup {
             restored.add("mgmt -> " + mgmtState.getParent());
         }
         return restored;
+    }
+
+    /**
+     * Checks that backup {@code file} restores: it is whole (every member, mgmt's state decodes),
+     * and each MDT's store in it opens and passes fsck's namespace check. Unpacks each store into
+     * a temporary directory under {@code scratch}, removed afterwards. Returns one line per part.
+     */
+    static List<String> verify(Path file, Path scratch) throws IOException {
+        Path work = Files.createTempDirectory(scratch, "plinth-backup-verify-");
+        List<String> lines = new ArrayList<>();
+        try {
+            restoreInto(file, work);
+            Path mgmtState = work.resolve("mgmt").resolve("cluster-state.bin");
+            lines.add("mgmt: " + dev.plinth.mgmt.MgmtService.describeState(Files.readAllBytes(mgmtState)));
+            try (var mdts = Files.list(work.resolve("meta"))) {
+                for (Path mdtDirectory : mdts.sorted().toList()) {
+                    int mdt = Integer.parseInt(mdtDirectory.getFileName().toString().substring(3));
+                    FsckReport report = MetaStateMachine.checkStore(mdtDirectory.resolve("db"), mdt);
+                    lines.add("MDT " + mdt + ": " + report.inodes() + " inodes, " + report.entries() + " entries, " + report.findingsTotal() + " findings");
+                    for (var finding : report.findings()) {
+                        lines.add("  " + finding.kind() + " " + dev.plinth.common.InodeId.format(finding.inodeId()) + " " + finding.detail());
+                    }
+                    if (report.findingsTotal() > 0) {
+                        throw new PlinthException(ErrorCode.IO_ERROR, String.join("\n", lines));
+                    }
+                }
+            }
+            return lines;
+        } finally {
+            try (var walk = Files.walk(work)) {
+                for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+            }
+        }
+    }
+
+    /** Every part of the backup under {@code dataDirectory}, as a restore writes it, without preparing the stores for a new log. */
+    private static void restoreInto(Path file, Path dataDirectory) throws IOException {
+        restore(file, dataDirectory, null, true, true);
     }
 
     private static Path mdtDirectory(Path dataDirectory, int mdt) {

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * metadata directory deleted, each restored from the backup with `plinth backup restore`, and the
  * cluster started again: every file written before the backup reads back whole, names, links and
  * symlinks as they were, files the writer made during the backup are whole where they exist, and
- * new files can be made. `plinth fsck` finds nothing on the running cluster, and after the restore
+ * new files can be made. `plinth backup verify` accepts the backup; `plinth fsck` finds nothing on the running cluster, and after the restore
  * finds the chunks of the files made after the backup, which `--repair` removes.
  */
 class MetadataBackupIT {
@@ -78,6 +78,9 @@ class MetadataBackupIT {
                 writer.join(60_000);
                 assertThat(Files.getPosixFilePermissions(backup)).extracting(Object::toString).containsOnly("OWNER_READ", "OWNER_WRITE");
                 assertThat(fsck(cluster).exitCode()).as("fsck of the running cluster").isZero();
+                String verified = TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), List.of("backup", "verify", backup.toString(),
+                        "--scratch", directory.toString())), Duration.ofMinutes(2));
+                assertThat(verified).contains("MDT 0: ").contains(" 0 findings").contains("restorable");
                 // files made after the backup: their chunks stay on the target when the backup is restored
                 for (int i = 0; i < 3; i++) {
                     byte[] content = new byte[200_000];

@@ -105,6 +105,13 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         }
     }
 
+    /** `plinth fsck`'s namespace check of the store in {@code storeDirectory} (a copy from a backup), opened here. */
+    public static dev.plinth.wire.messages.FsckMessages.FsckReport checkStore(Path storeDirectory, int mdtIndex) {
+        try (MetaStore copy = MetaStore.open(storeDirectory, 0)) {
+            return copy.readConsistently(() -> NamespaceCheck.check(new Namespace(copy, null, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)), mdtIndex));
+        }
+    }
+
     /** `plinth fsck`'s check of this MDT's namespace, on one snapshot. */
     public dev.plinth.wire.messages.FsckMessages.FsckReport checkNamespace() {
         return store.readConsistently(() -> NamespaceCheck.check(committed(), mdtIndex));

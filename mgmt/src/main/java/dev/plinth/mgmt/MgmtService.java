@@ -348,6 +348,20 @@ public final class MgmtService implements AutoCloseable {
         return map;
     }
 
+    /** What an encoded cluster state (a backup's) holds, in a line; throws PROTOCOL_ERROR or NOT_SUPPORTED if it does not decode. */
+    public static String describeState(byte[] encoded) {
+        State decoded = dev.plinth.common.codec.RecordCodec.decode(State.class, encoded);
+        if (decoded.formatVersion() != FORMAT_VERSION) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "cluster state format " + decoded.formatVersion());
+        }
+        return count(decoded.nodes()) + " nodes, " + count(decoded.targets()) + " targets, " + count(decoded.chains()) + " chains, "
+                + count(decoded.mdts()) + " MDTs, map version " + decoded.version();
+    }
+
+    private static int count(List<?> list) {
+        return list == null ? 0 : list.size();
+    }
+
     /** The cluster state as {@code cluster-state.bin} holds it, for a backup: what a restore writes back there. */
     public synchronized byte[] stateForBackup() {
         lead();
