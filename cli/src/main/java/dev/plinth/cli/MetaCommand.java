@@ -54,27 +54,19 @@ final class MetaCommand implements Callable<Integer> {
         if (peers != null) {
             config = config.with(Settings.META_RAFT_PEERS.key(), peers);
         }
-        List<HostPort> raftPeers = config.get(Settings.META_RAFT_PEERS).isEmpty() ? List.of()
-                : HostPort.parseList(config.get(Settings.META_RAFT_PEERS));
-        int selfIndex = 0;
         if (join && config.get(Settings.META_RAFT_LISTEN).isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--join needs --raft, this replica's Raft address");
         }
-        if (!raftPeers.isEmpty() && !join) {
-            String self = config.get(Settings.META_RAFT_LISTEN);
-            selfIndex = self.isEmpty() ? -1 : raftPeers.indexOf(HostPort.parse(self));
-            if (selfIndex < 0) {
-                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--raft must be one of --peers " + raftPeers);
-            }
-        }
-        dev.plinth.common.log.LogContext.node(raftPeers.size() > 1 ? "meta-" + mdt + "." + selfIndex : "meta-" + mdt);
+        // a joining replica takes its members from the group once it is added: --peers, if given, plays no part
+        RoleMixin.RaftPeers group = join ? new RoleMixin.RaftPeers(List.of(), 0)
+                : RoleMixin.raftPeers(config, Settings.META_RAFT_LISTEN, Settings.META_RAFT_PEERS);
+        dev.plinth.common.log.LogContext.node(group.peers().size() > 1 ? "meta-" + mdt + "." + group.selfIndex() : "meta-" + mdt);
         List<HostPort> replicas = RoleMixin.mgmtReplicas(config, mgmt);
-        int self = selfIndex;
         HostPort joining = join ? HostPort.parse(config.get(Settings.META_RAFT_LISTEN)) : null;
         ProcessHost server = ProcessHost.run("meta", config, RoleMixin.readSecret(config), true, data.resolve("endpoints.json"),
                 java.util.Map.of(), host -> {
                     if (joining == null) {
-                        MetaRole.add(host, data, mdt, replicas, raftPeers, self);
+                        MetaRole.add(host, data, mdt, replicas, group.peers(), group.selfIndex());
                     } else if (MetaRole.formatted(data, mdt)) {
                         MetaRole.add(host, data, mdt, replicas, List.of(joining), 0); // a plain restart: its members are in its log
                     } else {

@@ -1,11 +1,7 @@
 package dev.plinth.cli;
 
 import dev.plinth.common.Config;
-import dev.plinth.common.ErrorCode;
-import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.wire.HostPort;
-import java.util.List;
 import dev.plinth.server.MgmtRole;
 import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.ClusterSecret;
@@ -46,21 +42,11 @@ final class MgmtCommand implements Callable<Integer> {
         if (peers != null) {
             config = config.with(Settings.MGMT_RAFT_PEERS.key(), peers);
         }
-        List<HostPort> raftPeers = config.get(Settings.MGMT_RAFT_PEERS).isEmpty() ? List.of()
-                : HostPort.parseList(config.get(Settings.MGMT_RAFT_PEERS));
-        int selfIndex = 0;
-        if (!raftPeers.isEmpty()) {
-            String self = config.get(Settings.MGMT_RAFT_LISTEN);
-            selfIndex = self.isEmpty() ? -1 : raftPeers.indexOf(HostPort.parse(self));
-            if (selfIndex < 0) {
-                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--raft must be one of --peers " + raftPeers);
-            }
-        }
+        RoleMixin.RaftPeers group = RoleMixin.raftPeers(config, Settings.MGMT_RAFT_LISTEN, Settings.MGMT_RAFT_PEERS);
         Path secretFile = RoleMixin.secretFile(config, data.resolve("cluster.secret"));
-        dev.plinth.common.log.LogContext.node(raftPeers.isEmpty() ? "mgmt" : "mgmt-" + selfIndex);
-        int self = selfIndex;
+        dev.plinth.common.log.LogContext.node(group.peers().isEmpty() ? "mgmt" : "mgmt-" + group.selfIndex());
         ProcessHost server = ProcessHost.run("mgmt", config, ClusterSecret.readOrCreate(secretFile), true, data.resolve("endpoints.json"),
-                java.util.Map.of(), host -> MgmtRole.add(host, data, raftPeers, self));
+                java.util.Map.of(), host -> MgmtRole.add(host, data, group.peers(), group.selfIndex()));
         return RoleMixin.serveUntilStopped(server, "secret:  " + secretFile.toAbsolutePath(),
                 "next:    plinth meta --data DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath(),
                 "         plinth storage --target DIR --mgmt " + server.rpcAddress() + " --secret-file " + secretFile.toAbsolutePath());

@@ -56,6 +56,27 @@ final class RoleMixin {
         return ClusterSecret.read(secretFile(config, null));
     }
 
+    /** A Raft group as a role's settings give it: every replica's address (empty: no group), this one's at {@code selfIndex}. */
+    record RaftPeers(java.util.List<HostPort> peers, int selfIndex) {}
+
+    /**
+     * The group in setting {@code peersSetting}, with this replica's address from
+     * {@code listenSetting}, which must be one of them (what `--raft` and `--peers` set for
+     * `plinth mgmt` and `plinth meta`).
+     */
+    static RaftPeers raftPeers(Config config, dev.plinth.common.Setting<String> listenSetting, dev.plinth.common.Setting<String> peersSetting) {
+        java.util.List<HostPort> peers = config.get(peersSetting).isEmpty() ? java.util.List.of() : HostPort.parseList(config.get(peersSetting));
+        if (peers.isEmpty()) {
+            return new RaftPeers(peers, 0);
+        }
+        String self = config.get(listenSetting);
+        int selfIndex = self.isEmpty() ? -1 : peers.indexOf(HostPort.parse(self));
+        if (selfIndex < 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "--raft must be one of --peers " + peers);
+        }
+        return new RaftPeers(peers, selfIndex);
+    }
+
     static java.util.List<HostPort> mgmtReplicas(Config config, String flag) {
         return HostPort.parseList(flag != null ? flag : config.get(Settings.CLUSTER_MGMT));
     }
