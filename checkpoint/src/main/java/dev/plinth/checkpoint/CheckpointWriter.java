@@ -1,5 +1,6 @@
 package dev.plinth.checkpoint;
 
+import dev.plinth.common.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -73,7 +74,7 @@ public final class CheckpointWriter implements AutoCloseable {
                     "step already committed; a committed step never changes");
         }
         staging.removeAbandoned(step, rank, worldSize);
-        LocalStaging.deleteTree(directory);
+        FileTrees.delete(directory);
         Files.createDirectories(directory);
         return new Checkpoint(step, rank, worldSize, directory);
     }
@@ -215,7 +216,7 @@ public final class CheckpointWriter implements AutoCloseable {
             }, io).whenCompleteAsync((committed, failure) -> {
                 if (failure != null) {
                     try {
-                        LocalStaging.deleteTree(directory);
+                        FileTrees.delete(directory);
                     } catch (IOException e) {
                         failure.addSuppressed(e);
                     }
@@ -232,7 +233,7 @@ public final class CheckpointWriter implements AutoCloseable {
             }
             return CompletableFuture.allOf(pending).handleAsync((ignored, failure) -> {
                 try {
-                    LocalStaging.deleteTree(directory);
+                    FileTrees.delete(directory);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

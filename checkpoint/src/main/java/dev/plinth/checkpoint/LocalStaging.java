@@ -1,6 +1,7 @@
 package dev.plinth.checkpoint;
 
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileTrees;
 import dev.plinth.common.PlinthException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -60,11 +61,11 @@ public final class LocalStaging {
             String name = child.getFileName().toString();
             OptionalLong uncommitted = CheckpointNames.parseUncommittedStep(name);
             if (worldSize == 1 && uncommitted.isPresent() && uncommitted.getAsLong() < step) {
-                deleteTree(child);
+                FileTrees.delete(child);
             }
             OptionalLong earlier = CheckpointNames.parseStep(name);
             if (worldSize > 1 && earlier.isPresent() && earlier.getAsLong() < step) {
-                deleteTree(child.resolve(CheckpointNames.rank(rank) + CheckpointNames.TMP_SUFFIX));
+                FileTrees.delete(child.resolve(CheckpointNames.rank(rank) + CheckpointNames.TMP_SUFFIX));
             }
         }
     }
@@ -236,25 +237,14 @@ public final class LocalStaging {
         // renamed away first, so that a half-removed step is never seen as committed
         Path doomed = root.resolve(".removing-" + CheckpointNames.step(step));
         Files.move(directory, doomed, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        deleteTree(doomed);
+        FileTrees.delete(doomed);
     }
 
     /** Leftovers of {@link #remove} cut short. */
     public void removeLeftovers() throws IOException {
         for (Path child : children(root)) {
             if (child.getFileName().toString().startsWith(".removing-")) {
-                deleteTree(child);
-            }
-        }
-    }
-
-    static void deleteTree(Path directory) throws IOException {
-        if (!Files.exists(directory)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(directory)) {
-            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
+                FileTrees.delete(child);
             }
         }
     }

@@ -245,7 +245,7 @@ final class BenchCommand implements Callable<Integer> {
                         result.plinth() / result.local(), result.baseline(), result.unit());
             }
         } finally {
-            deleteTree(local);
+            dev.plinth.common.FileTrees.delete(local);
         }
         return 0;
     }
@@ -445,14 +445,6 @@ final class BenchCommand implements Callable<Integer> {
             long nanos = System.nanoTime() - start;
             sink.join(5000);
             return new Measured(mibPerSecond(total, nanos), MachineCpu.per(before, MachineCpu.now(), total, nanos / 1e9));
-        }
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        try (var paths = Files.walk(root)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
         }
     }
 }

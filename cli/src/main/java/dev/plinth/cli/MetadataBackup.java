@@ -226,11 +226,7 @@ final class MetadataBackup {
             }
             return lines;
         } finally {
-            try (var walk = Files.walk(work)) {
-                for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(path);
-                }
-            }
+            dev.plinth.common.FileTrees.delete(work);
         }
     }
 

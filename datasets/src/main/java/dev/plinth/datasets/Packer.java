@@ -1,6 +1,7 @@
 package dev.plinth.datasets;
 
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileTrees;
 import dev.plinth.common.Json;
 import dev.plinth.common.PlinthException;
 import java.io.BufferedReader;
@@ -19,7 +20,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -403,11 +403,7 @@ public final class Packer {
             }
         }
         Files.move(temporary, dest.resolve(ShardIndex.FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (Stream<Path> leftovers = Files.walk(work)) {
-            for (Path path : leftovers.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        }
+        FileTrees.delete(work);
         return samples;
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.Config;
+import dev.plinth.common.FileTrees;
 import dev.plinth.integration.ProcessCluster.Member;
 import dev.plinth.integration.ProcessCluster.MetaProcess;
 import java.nio.ByteBuffer;
@@ -96,10 +97,10 @@ class MetadataBackupIT {
                 member.kill();
             }
             Path mgmtData = cluster.mgmtReplicas().getFirst().data;
-            deleteTree(mgmtData);
+            FileTrees.delete(mgmtData);
             restore(backup, mgmtData, "--only-mgmt");
             for (MetaProcess meta : cluster.metaReplicas()) {
-                deleteTree(meta.data);
+                FileTrees.delete(meta.data);
                 restore(backup, meta.data, "--no-mgmt");
             }
             for (Member member : members) {
@@ -168,17 +169,6 @@ class MetadataBackupIT {
                 }
             }
             return Arrays.copyOf(buffer.array(), buffer.position());
-        }
-    }
-
-    private static void deleteTree(Path root) throws Exception {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (var walk = Files.walk(root)) {
-            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
         }
     }
 }

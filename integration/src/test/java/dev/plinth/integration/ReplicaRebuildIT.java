@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.client.PlinthFile;
 import dev.plinth.common.Config;
+import dev.plinth.common.FileTrees;
 import dev.plinth.integration.ProcessCluster.MetaProcess;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +56,7 @@ class ReplicaRebuildIT {
 
             MetaProcess lost = cluster.metaReplicas().stream().filter(m -> !m.leads()).findFirst().orElseThrow();
             lost.kill();
-            deleteTree(lost.data);
+            FileTrees.delete(lost.data);
             awaitCount(created, created.size() + 200);
             Path backup = directory.resolve("after-the-loss.tar");
             List<String> common = List.of("--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
@@ -134,13 +135,5 @@ class ReplicaRebuildIT {
         List<String> all = new ArrayList<>(first);
         all.addAll(second);
         return all;
-    }
-
-    private static void deleteTree(Path root) throws Exception {
-        try (var walk = Files.walk(root)) {
-            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
-        }
     }
 }

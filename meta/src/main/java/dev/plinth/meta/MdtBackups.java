@@ -1,6 +1,7 @@
 package dev.plinth.meta;
 
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileTrees;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.BackupMessages;
 import dev.plinth.wire.messages.BackupMessages.BackupFile;
@@ -12,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -128,13 +128,8 @@ final class MdtBackups {
     }
 
     private static void delete(Path copy) {
-        if (!Files.exists(copy)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(copy)) {
-            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
+        try {
+            FileTrees.delete(copy);
         } catch (IOException e) {
             LOG.warn("cannot remove backup copy {}: {}", copy, e.toString());
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.checkpoint.CheckpointAgent;
 import dev.plinth.client.PlinthClient;
+import dev.plinth.common.FileTrees;
 import dev.plinth.integration.MiniCluster;
 import dev.plinth.integration.TestProcesses;
 import dev.plinth.testing.Prerequisites;
@@ -134,7 +135,7 @@ class CheckpointPythonIT {
         // the job comes back on another node: its staging directory has nothing
         try (Stream<Path> steps = Files.list(staging)) {
             for (Path step : steps.filter(p -> p.getFileName().toString().startsWith("step-")).toList()) {
-                deleteTree(step);
+                FileTrees.delete(step);
             }
         }
         List<String> resumed = new ArrayList<>(common);
@@ -160,13 +161,5 @@ class CheckpointPythonIT {
             Thread.sleep(100);
         }
         assertThat(marker).exists();
-    }
-
-    private static void deleteTree(Path path) throws IOException {
-        try (Stream<Path> walk = Files.walk(path)) {
-            for (Path each : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(each);
-            }
-        }
     }
 }
