@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -53,16 +52,15 @@ class MdtMembershipIT {
                 }
             });
             awaitCount(created, 200);
-            List<String> common = List.of("--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
 
             MetaProcess added = cluster.startJoiningMeta();
-            String output = plinth(concat(List.of("mdt", "add-replica", "--mdt", "0", "--raft", added.raft.toString()), common));
+            String output = plinth(cluster.cli("mdt", "add-replica", "--mdt", "0", "--raft", added.raft.toString()));
             assertThat(output).contains(added.raft.toString());
             ProcessCluster.awaitMap(client, map -> map.mdt(0).replicas().size() == 4, 30_000);
             awaitCount(created, created.size() + 200);
 
             MetaProcess removed = cluster.metaReplicas().stream().filter(m -> m != added && !m.leads()).findFirst().orElseThrow();
-            output = plinth(concat(List.of("mdt", "remove-replica", "--raft", removed.raft.toString()), common));
+            output = plinth(cluster.cli("mdt", "remove-replica", "--raft", removed.raft.toString()));
             assertThat(output).doesNotContain(removed.raft.toString());
             removed.kill();
             ProcessCluster.awaitMap(client, map -> map.mdt(0).replicas().size() == 3
@@ -70,9 +68,9 @@ class MdtMembershipIT {
             awaitCount(created, created.size() + 200);
 
             List<MetaProcess> members = cluster.metaReplicas().stream().filter(m -> m != removed).toList();
-            MetaProcess leader = awaitLeader(members);
+            MetaProcess leader = ProcessCluster.awaitMetaLeader(members);
             leader.kill();
-            MetaProcess next = awaitLeader(members.stream().filter(m -> m != leader).toList());
+            MetaProcess next = ProcessCluster.awaitMetaLeader(members.stream().filter(m -> m != leader).toList());
             System.out.printf("after adding meta-%d and removing meta-%d, leader meta-%d killed: meta-%d leads%n", added.index, removed.index,
                     leader.index, next.index);
             awaitCount(created, created.size() + 200);
@@ -99,14 +97,14 @@ class MdtMembershipIT {
                 }
             }
             System.out.printf("%d files created and read back; members at index %d%n", created.size(), added.appliedIndex());
-            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), concat(List.of("fsck"), common)),
+            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(cluster.cli("fsck"),
                     Map.of(), Duration.ofMinutes(2));
             assertThat(fsck.exitCode()).isZero();
         }
     }
 
-    private static String plinth(List<String> arguments) throws Exception {
-        return TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), arguments), Duration.ofMinutes(2));
+    private static String plinth(List<String> command) throws Exception {
+        return TestProcesses.run(command, Duration.ofMinutes(2));
     }
 
     private static byte[] content(int n) {
@@ -119,24 +117,5 @@ class MdtMembershipIT {
             assertThat(System.nanoTime()).as("the writer reaches %d files", count).isLessThan(deadline);
             Thread.sleep(50);
         }
-    }
-
-    private static MetaProcess awaitLeader(List<MetaProcess> replicas) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            for (MetaProcess replica : replicas) {
-                if (replica.process != null && replica.process.isAlive() && replica.leads()) {
-                    return replica;
-                }
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no MDT replica leads");
-    }
-
-    private static List<String> concat(List<String> first, List<String> second) {
-        List<String> all = new ArrayList<>(first);
-        all.addAll(second);
-        return all;
     }
 }

@@ -85,7 +85,7 @@ class MetaGroupIT {
             List<long[]> faultTimes = new ArrayList<>();
             awaitAcknowledged(acknowledged, 50);
             for (int round = 0; round < 2; round++) {
-                MetaProcess leader = awaitLeader(cluster.metaReplicas());
+                MetaProcess leader = ProcessCluster.awaitMetaLeader(cluster.metaReplicas());
                 long at = System.nanoTime();
                 leader.kill();
                 record(faults, faultTimes, "kill leader meta-" + leader.index, at);
@@ -100,7 +100,7 @@ class MetaGroupIT {
                 Thread.sleep(2000);
                 follower.start();
 
-                leader = awaitLeader(cluster.metaReplicas());
+                leader = ProcessCluster.awaitMetaLeader(cluster.metaReplicas());
                 at = System.nanoTime();
                 leader.pause();
                 record(faults, faultTimes, "pause leader meta-" + leader.index, at);
@@ -108,7 +108,7 @@ class MetaGroupIT {
                 Thread.sleep(1000);
                 leader.resume();
 
-                leader = awaitLeader(cluster.metaReplicas());
+                leader = ProcessCluster.awaitMetaLeader(cluster.metaReplicas());
                 at = System.nanoTime();
                 for (MetaProcess other : cluster.metaReplicas()) {
                     if (other != leader) {
@@ -137,7 +137,7 @@ class MetaGroupIT {
                         cluster.heal(follower2, other);
                     }
                 }
-                awaitLeader(cluster.metaReplicas());
+                ProcessCluster.awaitMetaLeader(cluster.metaReplicas());
                 awaitAcknowledgedAfter(acknowledged, System.nanoTime());
             }
             stop.set(true);
@@ -160,12 +160,9 @@ class MetaGroupIT {
             assertThat(violations).isEmpty();
             assertThat(operations.get()).isGreaterThan(100);
 
-            List<String> common = List.of("--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
-            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"),
-                    concat(List.of("fsck"), common)), Map.of(), java.time.Duration.ofMinutes(2));
+            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(cluster.cli("fsck"), Map.of(), java.time.Duration.ofMinutes(2));
             assertThat(fsck.exitCode()).as("fsck after the faults").isZero();
-            String status = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), concat(List.of("status"), common)),
-                    Map.of(), java.time.Duration.ofMinutes(2)).output();
+            String status = TestProcesses.runAllowingFailure(cluster.cli("status"), Map.of(), java.time.Duration.ofMinutes(2)).output();
             assertThat(status).containsPattern("mdt 0 +3 replicas: .* leads \\(\\d+ inodes\\)").contains("follows");
         }
     }
@@ -186,12 +183,6 @@ class MetaGroupIT {
             }
         }
         return longest;
-    }
-
-    private static List<String> concat(List<String> first, List<String> second) {
-        List<String> all = new ArrayList<>(first);
-        all.addAll(second);
-        return all;
     }
 
     private static void record(List<String> faults, List<long[]> times, String fault, long at) {
@@ -314,19 +305,6 @@ class MetaGroupIT {
             }
         }
         return violations;
-    }
-
-    private static MetaProcess awaitLeader(List<MetaProcess> replicas) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            for (MetaProcess replica : replicas) {
-                if (replica.process != null && replica.process.isAlive() && replica.leads()) {
-                    return replica;
-                }
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no MDT replica leads");
     }
 
     private static void awaitAcknowledged(ConcurrentLinkedQueue<Long> acknowledged, int count) throws InterruptedException {

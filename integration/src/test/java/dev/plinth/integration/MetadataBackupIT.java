@@ -72,8 +72,7 @@ class MetadataBackupIT {
                     }
                 });
                 Thread.sleep(500);
-                String output = TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), List.of("backup", "create", "--out", backup.toString(),
-                        "--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString(), "--json")), Duration.ofMinutes(3));
+                String output = TestProcesses.run(cluster.cli("backup", "create", "--out", backup.toString(), "--json"), Duration.ofMinutes(3));
                 System.out.println("backup: " + output.trim());
                 stop.set(true);
                 writer.join(60_000);
@@ -139,9 +138,9 @@ class MetadataBackupIT {
     }
 
     private static TestProcesses.Result fsck(ProcessCluster cluster, String... options) throws Exception {
-        List<String> arguments = new ArrayList<>(List.of("fsck", "--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString()));
+        List<String> arguments = new ArrayList<>(List.of("fsck"));
         arguments.addAll(List.of(options));
-        return TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), arguments), Map.of(), Duration.ofMinutes(2));
+        return TestProcesses.runAllowingFailure(cluster.cli(arguments.toArray(String[]::new)), Map.of(), Duration.ofMinutes(2));
     }
 
     private static byte[] loadContent(int n) {

@@ -408,6 +408,27 @@ final class ProcessCluster implements AutoCloseable {
         return metas;
     }
 
+    /** The replica among {@code replicas} (of MDT 0) that leads, once one does (60 s at most); killed ones are skipped. */
+    static MetaProcess awaitMetaLeader(List<MetaProcess> replicas) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            for (MetaProcess replica : replicas) {
+                if (replica.process != null && replica.process.isAlive() && replica.leads()) {
+                    return replica;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no MDT replica leads");
+    }
+
+    /** The command line of a `plinth` command run against this cluster: {@code arguments}, then its mgmt addresses and secret. */
+    List<String> cli(String... arguments) {
+        List<String> all = new ArrayList<>(List.of(arguments));
+        all.addAll(List.of("--server", mgmtAddresses(), "--secret-file", secretFile.toString()));
+        return TestProcesses.plinth(List.of("-Xmx256m"), all);
+    }
+
     /** Starts a new replica of MDT 0 that waits to be added to the running group (`plinth meta --join`). */
     MetaProcess startJoiningMeta() throws IOException, InterruptedException {
         String host = network == null ? "127.0.0.1" : network.addAddress();

@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -59,8 +58,7 @@ class ReplicaRebuildIT {
             FileTrees.delete(lost.data);
             awaitCount(created, created.size() + 200);
             Path backup = directory.resolve("after-the-loss.tar");
-            List<String> common = List.of("--server", cluster.mgmtAddresses(), "--secret-file", cluster.secretFile().toString());
-            TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), concat(List.of("backup", "create", "--out", backup.toString()), common)),
+            TestProcesses.run(cluster.cli("backup", "create", "--out", backup.toString()),
                     Duration.ofMinutes(2));
             awaitCount(created, created.size() + 200);
             System.out.println(TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"),
@@ -81,12 +79,12 @@ class ReplicaRebuildIT {
 
             // make the rebuilt replica lead: kill whoever leads (restarting it) until it is chosen
             for (int attempt = 0; attempt < 8 && !lost.leads(); attempt++) {
-                MetaProcess leader = awaitLeader(cluster.metaReplicas());
+                MetaProcess leader = ProcessCluster.awaitMetaLeader(cluster.metaReplicas());
                 if (leader == lost) {
                     break;
                 }
                 leader.kill();
-                awaitLeader(cluster.metaReplicas().stream().filter(m -> m != leader).toList());
+                ProcessCluster.awaitMetaLeader(cluster.metaReplicas().stream().filter(m -> m != leader).toList());
                 leader.start();
                 Thread.sleep(1000);
             }
@@ -99,7 +97,7 @@ class ReplicaRebuildIT {
                     assertThat(Arrays.copyOf(buffer.array(), buffer.position())).as(path).isEqualTo(content(n));
                 }
             }
-            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(TestProcesses.plinth(List.of("-Xmx256m"), concat(List.of("fsck"), common)),
+            TestProcesses.Result fsck = TestProcesses.runAllowingFailure(cluster.cli("fsck"),
                     Map.of(), Duration.ofMinutes(2));
             assertThat(fsck.exitCode()).isZero();
             assertThat(Files.exists(lost.data.resolve("meta/mdt0/db"))).isTrue();
@@ -116,24 +114,5 @@ class ReplicaRebuildIT {
             assertThat(System.nanoTime()).as("the writer reaches %d files", count).isLessThan(deadline);
             Thread.sleep(50);
         }
-    }
-
-    private static MetaProcess awaitLeader(List<MetaProcess> replicas) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            for (MetaProcess replica : replicas) {
-                if (replica.process != null && replica.process.isAlive() && replica.leads()) {
-                    return replica;
-                }
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no MDT replica leads");
-    }
-
-    private static List<String> concat(List<String> first, List<String> second) {
-        List<String> all = new ArrayList<>(first);
-        all.addAll(second);
-        return all;
     }
 }
