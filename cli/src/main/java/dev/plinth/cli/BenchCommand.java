@@ -44,11 +44,11 @@ import picocli.CommandLine.Option;
                 "each beside the same work on the local disk (and loopback TCP) measured in the same run,",
                 "and with the CPU time this whole machine spent per GiB moved and the share it stood idle (Linux)."})
 final class BenchCommand implements Callable<Integer> {
-    private static final int BLOCK_BYTES = 1 << 20;
+    static final int BLOCK_BYTES = 1 << 20;
     /** Untimed reads of the 256 MiB warm-up file before the measured read: 8 GiB, see where it is used. */
-    private static final int WARM_READS = 32;
+    static final int WARM_READS = 32;
     /** Untimed writes of the warm-up file before the measured write: 2 GiB. */
-    private static final int WARM_WRITES = 8;
+    static final int WARM_WRITES = 8;
 
     @Mixin
     ClientMixin client;
@@ -78,6 +78,12 @@ final class BenchCommand implements Callable<Integer> {
             description = "Rounds of the sequential read, each beside its own local-disk read and loopback measurement; "
                     + "the table shows the median round (default ${DEFAULT-VALUE}).")
     int rounds;
+
+    @Option(names = "--ec", paramLabel = "K+M",
+            description = {"Measure erasure coding instead: the coders' encode rate per core (ISA-L and Java), then sequential write + fsync "
+                    + "and cold read of an erasure-coded K+M file beside a one-replica file over as many targets, and a read of the "
+                    + "erasure-coded file with two data cells of every stripe unreadable (decoded)."})
+    String erasureCoding;
 
     @Option(names = "--path", paramLabel = "PATH", defaultValue = "/.plinth-bench", description = "Scratch directory in the cluster (default ${DEFAULT-VALUE}).")
     String path;
@@ -112,12 +118,25 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         long bytes = Sizes.parseBytes(size);
         if (bytes < BLOCK_BYTES || files < 1 || files > 1_000_000 || rounds < 1 || rounds > 100) {
             throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INVALID_ARGUMENT,
                     "--size must be at least 1M, --files 1..1000000 and --rounds 1..100");
+        }
+        if (erasureCoding != null) {
+            int[] shape = SetstripeCommand.parseErasureCoding(erasureCoding, spec.commandLine());
+            if (shape == null) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--ec takes K+M");
+            }
+            try (PlinthClient plinth = client.connect()) {
+                ErasureCodingBench.run(plinth, path, shape[0], shape[1], bytes, rounds, warm);
+            }
+            return 0;
         }
         Path local = Files.createTempDirectory(localDirectory == null ? Path.of(System.getProperty("java.io.tmpdir")) : localDirectory, "plinth-bench");
         byte[] block = new byte[BLOCK_BYTES];
@@ -250,7 +269,7 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static void progress(String format, Object... args) {
+    static void progress(String format, Object... args) {
         System.out.println(String.format(Locale.ROOT, format, args));
         System.out.flush();
     }
@@ -299,7 +318,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     // Both sides read and write through direct buffers of the same size: the same work
-    private static double plinthSequentialWrite(PlinthClient plinth, String file, Layout layout, long bytes, byte[] block) {
+    static double plinthSequentialWrite(PlinthClient plinth, String file, Layout layout, long bytes, byte[] block) {
         ByteBuffer buffer = ByteBuffer.allocateDirect(block.length).put(block).flip();
         long start = System.nanoTime();
         try (PlinthFile out = plinth.create(file, 0644, true, layout)) {
@@ -311,7 +330,7 @@ final class BenchCommand implements Callable<Integer> {
         return mibPerSecond(bytes, System.nanoTime() - start);
     }
 
-    private static double plinthSequentialRead(PlinthClient plinth, String file, long bytes) {
+    static double plinthSequentialRead(PlinthClient plinth, String file, long bytes) {
         ByteBuffer buffer = ByteBuffer.allocateDirect(BLOCK_BYTES);
         long start = System.nanoTime();
         long total = 0;

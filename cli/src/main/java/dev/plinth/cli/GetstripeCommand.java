@@ -59,6 +59,14 @@ final class GetstripeCommand implements Callable<Integer> {
                 out.put("pool", layout.pool());
                 out.put("replicas", layout.replicas());
                 out.put("mdt_bytes", layout.mdtBytes());
+                out.put("redundancy", layout.erasureCoded() ? "ec" : "replicas");
+                out.put("ec_data", layout.dataCells());
+                out.put("ec_parity", layout.parityCells());
+                out.put("compression", layout.encoding().name().toLowerCase(java.util.Locale.ROOT));
+                if (!attributes.isDirectory()) {
+                    out.put("logical_bytes", attributes.sizeBytes());
+                    out.put("stored_bytes", storedBytes(layout, attributes.sizeBytes()));
+                }
                 out.put("inherited", inherited);
                 out.put("objects", objects);
                 System.out.println(Json.write(out));
@@ -67,11 +75,18 @@ final class GetstripeCommand implements Callable<Integer> {
             System.out.println(path);
             System.out.printf("lmm_stripe_count:  %d%n", layout.stripeCount());
             System.out.printf("lmm_stripe_size:   %d%n", layout.stripeSizeBytes());
-            System.out.printf("lmm_pattern:       raid0%n");
+            System.out.printf("lmm_pattern:       %s%n", layout.erasureCoded() ? "ec" : "raid0");
             System.out.printf("lmm_pool:          %s%n", layout.pool());
             System.out.printf("plinth_chunk_size: %d%n", layout.chunkSizeBytes());
             System.out.printf("plinth_replicas:   %d%n", layout.replicas());
             System.out.printf("plinth_mdt_bytes:  %d%n", layout.mdtBytes());
+            System.out.printf("plinth_redundancy: %s%n", layout.erasureCoded()
+                    ? "ec " + layout.dataCells() + "+" + layout.parityCells() : "replicas " + layout.replicas());
+            System.out.printf("plinth_compression: %s%n", layout.encoding().name().toLowerCase(java.util.Locale.ROOT));
+            if (!attributes.isDirectory()) {
+                System.out.printf("plinth_logical_bytes: %d%n", attributes.sizeBytes());
+                System.out.printf("plinth_stored_bytes:  %d%n", storedBytes(layout, attributes.sizeBytes()));
+            }
             if (inherited) {
                 System.out.println("(inherited from the file system default)");
             }
@@ -84,5 +99,19 @@ final class GetstripeCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * What the layout stores for a file of {@code size} bytes, holes counted as written: its bytes
+     * past the Data-on-MDT part times the replicas, or with the parity cells of its rows added.
+     */
+    static long storedBytes(Layout layout, long size) {
+        long striped = Math.max(0, size - layout.mdtBytes());
+        if (!layout.erasureCoded()) {
+            return striped * layout.replicas();
+        }
+        long rowBytes = (long) layout.dataCells() * layout.stripeSizeBytes();
+        long parityPerCell = size / rowBytes * layout.stripeSizeBytes() + Math.min(layout.stripeSizeBytes(), size % rowBytes);
+        return striped + parityPerCell * layout.parityCells();
     }
 }

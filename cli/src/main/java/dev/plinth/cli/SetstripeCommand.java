@@ -34,6 +34,12 @@ final class SetstripeCommand implements Callable<Integer> {
     @Option(names = {"-r", "--replicas"}, paramLabel = "R", description = "Copies of every chunk, on a chain of R targets on distinct nodes.")
     Integer replicas;
 
+    @Option(names = "--ec", paramLabel = "K+M",
+            description = {"Erasure coding: each stripe of K data cells (of the stripe size, 1M unless -S says) gets M parity cells, on K+M "
+                    + "targets of distinct nodes where there are enough. Any K cells of a stripe give back the others. Not with -c or -r.",
+                    "`--ec none` goes back to replicas."})
+    String erasureCoding;
+
     @Option(names = {"-L", "--mdt-bytes"}, paramLabel = "SIZE",
             description = "Data-on-MDT size: the first SIZE bytes of each file live in the metadata service (0: none; a multiple of 64K up to 1M).")
     String mdtBytes;
@@ -44,8 +50,34 @@ final class SetstripeCommand implements Callable<Integer> {
     @Parameters(paramLabel = "PATH")
     String path;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /**
+     * The default cell of an erasure-coded layout, and its chunk: a writer holds a row of K cells
+     * in memory while it fills, and rows that share a chunk are written one after another.
+     */
+    static final int EC_DEFAULT_STRIPE_BYTES = 1 << 20;
+
+    /** K+M as two numbers, or null for "none"; a usage error (exit 2) otherwise. */
+    static int[] parseErasureCoding(String value, picocli.CommandLine commandLine) {
+        if (value.equalsIgnoreCase("none")) {
+            return null;
+        }
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("(\\d{1,3})\\+(\\d{1,3})").matcher(value.trim());
+        if (!matcher.matches()) {
+            throw new picocli.CommandLine.ParameterException(commandLine, "--ec takes K+M (for example 4+2) or none, not '" + value + "'");
+        }
+        return new int[] {Integer.parseInt(matcher.group(1)), Integer.parseInt(matcher.group(2))};
+    }
+
     @Override
     public Integer call() {
+        int[] ec = erasureCoding == null ? null : parseErasureCoding(erasureCoding, spec.commandLine());
+        if (ec != null && (stripeCount != null || replicas != null)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--ec sets the targets itself (K+M of them, one copy each): it does not go with -c or -r");
+        }
         try (PlinthClient plinth = client.connect()) {
             boolean exists = plinth.exists(path);
             Layout current = exists ? plinth.stat(path).layout() : null;
@@ -61,22 +93,55 @@ final class SetstripeCommand implements Callable<Integer> {
                 var poolInfo = plinth.clusterMap().pool(poolName);
                 count = poolInfo == null ? 1 : Math.max(1, poolInfo.targetIds().size());
             }
-            Layout layout = new Layout(count,
-                    stripeSize == null ? current.stripeSizeBytes() : Math.toIntExact(Sizes.parseBytes(stripeSize)),
-                    chunkSize == null ? current.chunkSizeBytes() : Math.toIntExact(Sizes.parseBytes(chunkSize)),
-                    poolName, replicas == null ? current.replicas() : replicas, List.of(),
-                    mdtBytes == null ? current.mdtBytes() : Math.toIntExact(Sizes.parseBytes(mdtBytes))).validate();
+            boolean toErasureCoding = ec != null || (erasureCoding == null && current.erasureCoded() && stripeCount == null && replicas == null);
+            int stripeBytes = stripeSize != null ? Math.toIntExact(Sizes.parseBytes(stripeSize))
+                    : toErasureCoding && !current.erasureCoded() ? EC_DEFAULT_STRIPE_BYTES : current.stripeSizeBytes();
+            int chunkBytes = chunkSize != null ? Math.toIntExact(Sizes.parseBytes(chunkSize))
+                    : toErasureCoding ? stripeBytes : current.chunkSizeBytes(); // a chunk per cell: rows of a file are written in parallel
+            Layout base = new Layout(count, stripeBytes, chunkBytes, poolName, replicas == null ? current.replicas() : replicas, List.of(),
+                    mdtBytes == null ? current.mdtBytes() : Math.toIntExact(Sizes.parseBytes(mdtBytes)));
+            Layout layout;
+            if (toErasureCoding) {
+                int dataCells = ec != null ? ec[0] : current.dataCells();
+                int parityCells = ec != null ? ec[1] : current.parityCells();
+                layout = base.withErasureCoding(dataCells, parityCells).validate();
+                warnIfNodesAreShared(plinth, poolName, dataCells, parityCells);
+            } else if (current.erasureCoded()) {
+                // leaving erasure coding: one stripe and the file system's replicas unless told
+                Layout root = plinth.stat("/").layout();
+                layout = base.withReplicas(stripeCount == null ? 1 : count, replicas == null ? (root.erasureCoded() ? 1 : root.replicas())
+                        : replicas).validate();
+            } else {
+                layout = base.validate();
+            }
             if (exists) {
                 plinth.setLayout(path, layout, force);
             } else {
                 plinth.create(path, 0644, true, layout).close();
             }
             Attributes result = plinth.stat(path);
+            if (layout.erasureCoded()) {
+                return 0;
+            }
             if (!result.isDirectory() && result.layout().stripeCount() < layout.stripeCount()) {
                 System.err.printf("plinth: only %d usable targets in pool '%s': stripe count is %d%n",
                         result.layout().stripeCount(), poolName, result.layout().stripeCount());
             }
         }
         return 0;
+    }
+
+    /** Says so where a pool has fewer nodes than an erasure-coded layout has cells: losing one node then loses several cells. */
+    private static void warnIfNodesAreShared(PlinthClient plinth, String poolName, int dataCells, int parityCells) {
+        var map = plinth.clusterMap();
+        var pool = map.pool(poolName);
+        if (pool == null) {
+            return;
+        }
+        long nodes = pool.targetIds().stream().map(map::target).filter(java.util.Objects::nonNull).map(t -> t.nodeId()).distinct().count();
+        if (nodes < dataCells + parityCells) {
+            System.err.printf("plinth: warning: pool '%s' has %d storage node(s) for %d+%d cells: cells share nodes, and a lost node may lose "
+                    + "more than %d cells of a stripe%n", poolName, nodes, dataCells, parityCells, parityCells);
+        }
     }
 }

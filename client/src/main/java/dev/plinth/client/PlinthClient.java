@@ -421,6 +421,28 @@ public final class PlinthClient implements AutoCloseable {
         return connections.get(HostPort.parse(node.rpcAddress()));
     }
 
+    /**
+     * Where erasure-coded rows are encoded, written and decoded (blocking work, off the network
+     * threads): a few platform threads, made on first use. Its queue is bounded by the write
+     * budget, which every row takes its share of before it is queued, and by the reads waiting.
+     */
+    java.util.concurrent.Executor codingExecutor() {
+        java.util.concurrent.ExecutorService executor = codingExecutor;
+        if (executor == null) {
+            synchronized (this) {
+                if (codingExecutor == null) {
+                    codingExecutor = java.util.concurrent.Executors.newFixedThreadPool(CODING_THREADS,
+                            Thread.ofPlatform().name("plinth-coding-", 0).daemon().factory());
+                }
+                executor = codingExecutor;
+            }
+        }
+        return executor;
+    }
+
+    private static final int CODING_THREADS = 4;
+    private volatile java.util.concurrent.ExecutorService codingExecutor;
+
     /** Where retries that may block (a map refresh) run: never on a network thread. */
     java.util.concurrent.Executor retryExecutor() {
         return java.util.concurrent.ForkJoinPool.commonPool();
@@ -1031,6 +1053,9 @@ public final class PlinthClient implements AutoCloseable {
     public void close() {
         closing = true;
         renewer.shutdownNow();
+        if (codingExecutor != null) {
+            codingExecutor.shutdown();
+        }
         if (localReadExecutor != null) {
             localReadExecutor.shutdown();
         }

@@ -267,6 +267,7 @@ public final class PlinthFile implements AutoCloseable {
             if (blocking == null) {
                 return;
             }
+            stripes.flush(); // a held write completes only once it is sent
             try {
                 PlinthClient.await(blocking);
             } catch (RuntimeException e) {
@@ -295,6 +296,7 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     private void drainWrites() {
+        stripes.flush();
         List<CompletableFuture<Void>> pending;
         synchronized (inflightLock) {
             pending = inflight.stream().map(InflightWrite::done).toList();

@@ -308,7 +308,7 @@ final class ReplicatedChains implements StripeIo {
      * Checks every block of the reply against its stored CRC and returns a retained slice of the
      * piece's bytes that the chunk holds (shorter than the piece where the chunk ends: a hole).
      */
-    private static ByteBuf verifiedSlice(ReadChunkResult header, ByteBuf data, Piece piece) {
+    static ByteBuf verifiedSlice(ReadChunkResult header, ByteBuf data, Piece piece) {
         int block = Crc32cBlocks.BLOCK_BYTES;
         int dataLength = data.readableBytes();
         int expectedLength = Math.max(0, Math.min(header.chunkLength(), header.alignedOffset() + dataLength) - header.alignedOffset());

@@ -33,8 +33,18 @@ interface StripeIo {
     /** Makes everything acknowledged so far durable on the targets (fsync). */
     void sync();
 
+    /**
+     * Sends what the layout holds back to write in larger units (an erasure-coded row being
+     * filled): a handle calls it before it waits for its writes, whose futures complete only
+     * once their bytes are sent.
+     */
+    default void flush() {}
+
     /** The implementation a file's layout chooses. */
     static StripeIo of(PlinthClient client, long inodeId, Layout layout) {
+        if (layout.protection() == Layout.Protection.ERASURE_CODED && layout.encoding() == Layout.Encoding.NONE) {
+            return new ErasureCodedStripes(client, inodeId, layout);
+        }
         if (layout.protection() != Layout.Protection.REPLICATED || layout.encoding() != Layout.Encoding.NONE) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "this client cannot read or write a " + layout.protection().name().toLowerCase(
                     java.util.Locale.ROOT) + ", " + layout.encoding().name().toLowerCase(java.util.Locale.ROOT) + " layout");

@@ -23,7 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * the disk in two calls, the first writing half, as a write(2) may);
  * {@code storage.disk-delay-millis} (every disk operation of a target waits this long first: a
  * slow disk); {@code rpc.drop-reply=MESSAGE} (the next request of that type, e.g. {@code Create}, is
- * carried out but its reply is never sent, as when the network loses it).
+ * carried out but its reply is never sent, as when the network loses it);
+ * {@code client.ec-unreadable-cells=N} (a client's reads of the first N data cells of every
+ * erasure-coded row fail as if their targets were away, so reads decode: degraded reads measured
+ * without stopping a target).
  */
 public final class FaultPoints {
     public static final String STORAGE_REGISTER_DELAY_MILLIS = "storage.register-delay-millis";
@@ -34,6 +37,7 @@ public final class FaultPoints {
     public static final String STORAGE_SHORT_WRITE = "storage.short-write";
     public static final String STORAGE_DISK_DELAY_MILLIS = "storage.disk-delay-millis";
     public static final String RPC_DROP_REPLY = "rpc.drop-reply";
+    public static final String CLIENT_EC_UNREADABLE_CELLS = "client.ec-unreadable-cells";
 
     private static final Map<String, String> POINTS = new ConcurrentHashMap<>(parse(System.getProperty("plinth.faults")));
 

@@ -110,6 +110,14 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
             if (replicas != 1) {
                 throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "an erasure-coded layout has no replicas (its parity protects it)");
             }
+            if (stripeCount != dataCells + parityCells) {
+                throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "an erasure-coded %d+%d layout stripes over %d targets, not %d",
+                        dataCells, parityCells, dataCells + parityCells, stripeCount);
+            }
+            if (chunkSizeBytes % stripeSizeBytes != 0) {
+                throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "an erasure-coded layout's chunk size (%d) must be a multiple of its "
+                        + "stripe size (%d): a cell lies in one chunk", chunkSizeBytes, stripeSizeBytes);
+            }
         } else if (dataCells != 0 || parityCells != 0) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "a replicated layout has no data or parity cells");
         }
@@ -119,9 +127,25 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
         return this;
     }
 
-    /** Whether this software stores files with this layout: replicated and as written (erasure coding and compression are not built). */
+    /** Whether this software stores files with this layout: replicated or erasure-coded, as written (compression is not built). */
     public boolean supported() {
-        return protection == Protection.REPLICATED && encoding == Encoding.NONE;
+        return encoding == Encoding.NONE;
+    }
+
+    public boolean erasureCoded() {
+        return protection == Protection.ERASURE_CODED;
+    }
+
+    /** An erasure-coded layout of {@code dataCells} + {@code parityCells} over as many targets, otherwise as this one. */
+    public Layout withErasureCoding(int dataCells, int parityCells) {
+        return new Layout(dataCells + parityCells, stripeSizeBytes, chunkSizeBytes, pool, 1, List.of(), mdtBytes, Protection.ERASURE_CODED,
+                dataCells, parityCells, encoding, VERSION);
+    }
+
+    /** This layout replicated {@code replicas} times over {@code stripeCount} chains, otherwise as this one. */
+    public Layout withReplicas(int stripeCount, int replicas) {
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, List.of(), mdtBytes, Protection.REPLICATED, 0, 0,
+                encoding, VERSION);
     }
 
     public Layout withChains(List<Integer> chains) {

@@ -26,10 +26,14 @@ class LayoutTest {
     }
 
     @Test
-    void erasureCodingAndEncodingAreValidatedAndNamedUnsupported() {
+    void erasureCodingAndEncodingAreValidated() {
         Layout ec = new Layout(6, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
                 Layout.Encoding.NONE, Layout.VERSION).validate();
-        assertThat(ec.supported()).isFalse();
+        assertThat(ec.supported()).isTrue();
+        assertThatThrownBy(() -> new Layout(5, 1 << 20, 1 << 20, "default", 1, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
+                Layout.Encoding.NONE, Layout.VERSION).validate()).hasMessageContaining("over 6 targets");
+        assertThatThrownBy(() -> new Layout(6, 3 << 20, 4 << 20, "default", 1, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
+                Layout.Encoding.NONE, Layout.VERSION).validate()).hasMessageContaining("multiple of its stripe size");
         assertThat(RecordCodec.decode(Layout.class, RecordCodec.encode(ec))).isEqualTo(ec);
         assertThatThrownBy(() -> new Layout(6, 1 << 20, 1 << 20, "default", 2, List.of(), 0, Layout.Protection.ERASURE_CODED, 4, 2,
                 Layout.Encoding.NONE, Layout.VERSION).validate()).hasMessageContaining("no replicas");

@@ -39,17 +39,26 @@ final class Placement {
                 nodes.add(target.nodeId());
             }
         }
+        if (template.erasureCoded()) {
+            int width = template.dataCells() + template.parityCells();
+            if (pool.targetIds().size() < width) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "erasure coding " + template.dataCells() + "+" + template.parityCells()
+                        + " needs " + width + " targets; pool '" + template.pool() + "' has " + pool.targetIds().size()
+                        + " (--force keeps the layout anyway: creates fail until targets are added)");
+            }
+            return;
+        }
         if (template.replicas() > nodes.size()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, template.replicas() + " replicas need as many storage nodes; pool '"
                     + template.pool() + "' has " + nodes.size() + " (--force keeps the layout anyway: creates fail until nodes are added)");
         }
     }
 
-    /** Only what files can be stored with: replicated and as written (erasure coding and compression are to come). */
+    /** Only what files can be stored with: as written (compression is to come). */
     private static void requireSupported(Layout template) {
         if (!template.supported()) {
-            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "layouts that are " + template.protection().name().toLowerCase(java.util.Locale.ROOT)
-                    + " or " + template.encoding().name().toLowerCase(java.util.Locale.ROOT) + " are not built yet");
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "layouts encoded as " + template.encoding().name().toLowerCase(java.util.Locale.ROOT)
+                    + " are not built yet");
         }
     }
 
@@ -64,6 +73,9 @@ final class Placement {
     Layout place(Layout template, ClusterMap map) {
         requireSupported(template);
         PoolInfo pool = pool(template, map);
+        if (template.erasureCoded()) {
+            return template.withChains(cellTargets(template, pool, map));
+        }
         Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
         // best first: healthy chains with room, degraded ones with room (a member away), then full ones
         List<ChainInfo> healthy = new ArrayList<>();
@@ -101,5 +113,46 @@ final class Placement {
         }
         return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen,
                 template.mdtBytes(), template.protection(), template.dataCells(), template.parityCells(), template.encoding(), template.version());
+    }
+
+    /**
+     * The one-replica chains (one per target) of an erasure-coded file's k + m cells: online
+     * targets of the pool with room, taken one per node in turn from a rotating start, so cells
+     * land on distinct nodes while there are enough of them and on distinct targets otherwise.
+     */
+    private List<Integer> cellTargets(Layout template, PoolInfo pool, ClusterMap map) {
+        int width = template.dataCells() + template.parityCells();
+        java.util.TreeMap<Integer, List<Integer>> byNode = new java.util.TreeMap<>();
+        java.util.Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
+        for (ChainInfo chain : map.chains()) {
+            if (chain.replicas() != 1 || chain.targetIds().size() != 1 || !poolTargets.contains(chain.targetIds().getFirst())) {
+                continue;
+            }
+            TargetInfo target = map.target(chain.targetIds().getFirst());
+            if (target != null && target.state() == TargetState.ONLINE && target.freeBytes() >= template.chunkSizeBytes()) {
+                byNode.computeIfAbsent(target.nodeId(), node -> new ArrayList<>()).add(chain.chainId());
+            }
+        }
+        List<List<Integer>> nodes = new ArrayList<>(byNode.values());
+        int total = nodes.stream().mapToInt(List::size).sum();
+        if (total < width) {
+            throw new PlinthException(pool.targetIds().size() >= width ? ErrorCode.UNAVAILABLE : ErrorCode.INVALID_ARGUMENT,
+                    "erasure coding " + template.dataCells() + "+" + template.parityCells() + " needs " + width + " online targets with room; pool '"
+                            + template.pool() + "' has " + total);
+        }
+        int start = Math.floorMod(rotation.getAndIncrement(), Math.max(1, total));
+        for (List<Integer> chains : nodes) {
+            java.util.Collections.rotate(chains, -Math.floorMod(start, chains.size()));
+        }
+        java.util.Collections.rotate(nodes, -Math.floorMod(start, nodes.size()));
+        List<Integer> chosen = new ArrayList<>(width);
+        for (int round = 0; chosen.size() < width; round++) {
+            for (List<Integer> chains : nodes) {
+                if (round < chains.size() && chosen.size() < width) {
+                    chosen.add(chains.get(round));
+                }
+            }
+        }
+        return chosen;
     }
 }

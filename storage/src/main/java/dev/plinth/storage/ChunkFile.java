@@ -17,8 +17,8 @@ import java.util.Set;
 
 /**
  * One chunk on disk: a data file holding the chunk's bytes as they are (so reads can be sent
- * with sendfile) and a meta file holding the format version, the chunk version, the length and a
- * CRC32C per 64 KiB block.
+ * with sendfile) and a meta file holding the format version, the chunk version, the length, the
+ * writer's cell tag and a CRC32C per 64 KiB block.
  *
  * <p>The meta file ({@link ChunkFormat}) holds one CRC per block at a fixed slot, so a write
  * rewrites only the header and the slots of the blocks it touched. Data is written before meta:
@@ -46,6 +46,7 @@ final class ChunkFile implements AutoCloseable {
     private long version;
     private int length;
     private int chainId;
+    private long cellTag;
     /** Where the CRC slots start: a format-1 chunk keeps its shorter header. */
     private int headerBytes = ChunkFormat.HEADER_BYTES;
     private int format = FORMAT_VERSION;
@@ -117,7 +118,8 @@ final class ChunkFile implements AutoCloseable {
         length = header.length();
         chainId = header.chainId();
         headerBytes = header.headerBytes();
-        format = headerBytes == ChunkFormat.HEADER_BYTES ? FORMAT_VERSION : 1;
+        format = header.format();
+        cellTag = header.cellTag();
         crcs = ChunkFormat.readCrcs(meta, metaPath, header, 0, Crc32cBlocks.blockCount(length));
     }
 
@@ -128,6 +130,11 @@ final class ChunkFile implements AutoCloseable {
 
     long version() {
         return version;
+    }
+
+    /** The tag the last tagged write gave the chunk (see {@link ChunkFormat}); 0 where none did. */
+    long cellTag() {
+        return cellTag;
     }
 
     int length() {
@@ -147,10 +154,13 @@ final class ChunkFile implements AutoCloseable {
      * Writes {@code bytes} at {@code offset}, then the meta. {@code segmentCrcs} are the verified
      * CRCs of the data cut at block boundaries: a segment that fills its block gives that block's
      * CRC as is; blocks the write covers in part (and blocks of a hole it opens) are recomputed.
-     * The chunk's version becomes {@code newVersion}, or goes up by one where that is 0.
-     * Returns how many bytes the chunk grew.
+     * The chunk's version becomes {@code newVersion}, or goes up by one where that is 0; its cell
+     * tag becomes {@code newCellTag} unless that is 0. Returns how many bytes the chunk grew.
      */
-    int write(int offset, ByteBuffer bytes, int[] segmentCrcs, long newVersion) throws IOException {
+    int write(int offset, ByteBuffer bytes, int[] segmentCrcs, long newVersion, long newCellTag) throws IOException {
+        if (newCellTag != 0 && format < 3) {
+            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk " + dataPath + " has format " + format + ", which keeps no cell tag");
+        }
         int count = bytes.remaining();
         int oldLength = length;
         int newLength = Math.max(oldLength, offset + count);
@@ -192,6 +202,7 @@ final class ChunkFile implements AutoCloseable {
         crcs = newCrcs;
         length = newLength;
         version = newVersion > 0 ? newVersion : version + 1;
+        cellTag = newCellTag != 0 ? newCellTag : cellTag;
         writeMeta(Math.min(holeFirst, writeFirst), newBlocks);
         return newLength - oldLength;
     }
@@ -245,8 +256,7 @@ final class ChunkFile implements AutoCloseable {
         ByteBuffer merged = ByteBuffer.allocate(blockEnd - blockStart);
         int oldEnd = Math.min(blockEnd, oldLength);
         if (oldEnd > blockStart) {
-            ByteBuffer old = merged.duplicate().limit(oldEnd - blockStart);
-            ChunkFormat.readFully(data, old, blockStart);
+            readVerified(block, merged.duplicate().limit(Math.min(blockStart + BLOCK, oldLength) - blockStart));
         }
         int from = Math.max(blockStart, offset);
         int to = Math.min(blockEnd, offset + bytes.remaining());
@@ -257,6 +267,22 @@ final class ChunkFile implements AutoCloseable {
         }
         merged.position(0).limit(blockEnd - blockStart);
         return Crc32cBlocks.crc(merged);
+    }
+
+    /**
+     * Reads block {@code block} as stored (all of it that the chunk holds, which {@code into}
+     * must fit exactly) and checks it against its CRC: bytes kept under a new CRC (a write that
+     * covers part of a block, a cut inside one) must be right first, or the new CRC would vouch
+     * for damage.
+     */
+    private void readVerified(int block, ByteBuffer into) throws IOException {
+        ByteBuffer target = into.duplicate();
+        ChunkFormat.readFully(data, target, (long) block * BLOCK);
+        target.flip();
+        if (Crc32cBlocks.crc(target) != crcs[block]) {
+            throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + block + " of " + dataPath
+                    + " does not match its checksum: a write or cut that keeps part of it is refused");
+        }
     }
 
     /** Cuts the chunk to {@code newLength} bytes (only ever shrinks); its version goes up by one. Returns bytes freed. */
@@ -278,16 +304,15 @@ final class ChunkFile implements AutoCloseable {
             return 0;
         }
         int freed = length - newLength;
-        data.truncate(newLength);
         int blocks = Crc32cBlocks.blockCount(newLength);
         int[] newCrcs = Arrays.copyOf(crcs, blocks);
         if (newLength % BLOCK != 0) {
             int last = blocks - 1;
-            ByteBuffer tail = ByteBuffer.allocate(newLength - last * BLOCK);
-            ChunkFormat.readFully(data, tail, (long) last * BLOCK);
-            tail.flip();
-            newCrcs[last] = Crc32cBlocks.crc(tail);
+            ByteBuffer whole = ByteBuffer.allocate(Math.min(BLOCK, length - last * BLOCK));
+            readVerified(last, whole);
+            newCrcs[last] = Crc32cBlocks.crc(whole.flip().limit(newLength - last * BLOCK));
         }
+        data.truncate(newLength);
         crcs = newCrcs;
         length = newLength;
         version = newVersion;
@@ -319,6 +344,9 @@ final class ChunkFile implements AutoCloseable {
         header.putInt(MAGIC).putShort((short) format).putShort((short) 0).putLong(version).putInt(length).putInt(BLOCK);
         if (format >= 2) {
             header.putInt(chainId).putInt(0);
+        }
+        if (format >= 3) {
+            header.putLong(cellTag);
         }
         header.flip();
         writeFully(meta, header, 0);

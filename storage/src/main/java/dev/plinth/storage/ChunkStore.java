@@ -74,7 +74,7 @@ public final class ChunkStore implements AutoCloseable {
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
-    public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs) {}
+    public record ReadResult(Path file, int alignedOffset, int byteCount, int chunkLength, long chunkVersion, int[] blockCrcs, long cellTag) {}
 
     private ChunkStore(int targetId, Path root, long configuredCapacityBytes, long reserveBytes, DirectIo directIo) throws IOException {
         this.reserveBytes = reserveBytes;
@@ -399,9 +399,11 @@ public final class ChunkStore implements AutoCloseable {
      * chunk takes it only if it holds {@code previousVersion}; if it holds {@code version} or newer
      * already (a whole-chunk copy overtook this write) the write is done; otherwise it missed a
      * write, and CHUNK_BEHIND asks the sender for the whole chunk.
+     *
+     * <p>{@code cellTag}, where not 0, becomes the chunk's cell tag (erasure-coded cells).
      */
     public WriteResult write(ChunkId chunk, ChainWrite chain, int offset, ByteBuffer data, List<Integer> segmentCrcs, long version,
-                             long previousVersion, long[] previousOut) {
+                             long previousVersion, long cellTag, long[] previousOut) {
         validate(chunk, offset, data.remaining());
         int[] received = checkCrcs(chunk, data, offset, segmentCrcs);
         Path path = dataPath(chunk);
@@ -415,7 +417,7 @@ public final class ChunkStore implements AutoCloseable {
             long growth = Math.max(0, (long) offset + data.remaining() - file.length());
             reserve(growth);
             try {
-                int grown = file.write(offset, data, received, newVersion);
+                int grown = file.write(offset, data, received, newVersion, cellTag);
                 usedBytes.addAndGet(grown - growth);
             } catch (IOException | RuntimeException e) {
                 usedBytes.addAndGet(-growth); // the write left the chunk as it was
@@ -506,7 +508,7 @@ public final class ChunkStore implements AutoCloseable {
 
     /** One-replica callers (and tests): a head write on chain version 1 of this target's own chain. */
     public WriteResult write(ChunkId chunk, int offset, ByteBuffer data, List<Integer> segmentCrcs) {
-        return write(chunk, new ChainWrite(targetId, 1, () -> { }), offset, data, segmentCrcs, 0, 0, new long[1]);
+        return write(chunk, new ChainWrite(targetId, 1, () -> { }), offset, data, segmentCrcs, 0, 0, 0, new long[1]);
     }
 
     // ---- resync: a returning member copies what it missed while new writes keep arriving
@@ -812,16 +814,16 @@ public final class ChunkStore implements AutoCloseable {
             int block = Crc32cBlocks.BLOCK_BYTES;
             int end = Math.min(chunkLength, offset + length);
             if (offset >= end) {
-                return new ReadResult(path, offset, 0, chunkLength, file.version(), new int[0]);
+                return new ReadResult(path, offset, 0, chunkLength, file.version(), new int[0], file.cellTag());
             }
             int alignedOffset = offset / block * block;
             int alignedEnd = (int) Math.min(chunkLength, ((long) end + block - 1) / block * block);
             int firstBlock = alignedOffset / block;
             int blocks = Crc32cBlocks.blockCount(alignedEnd - alignedOffset);
             return new ReadResult(path, alignedOffset, alignedEnd - alignedOffset, chunkLength, file.version(),
-                    file.crcs(firstBlock, blocks));
+                    file.crcs(firstBlock, blocks), file.cellTag());
         });
-        return result != null ? result : new ReadResult(path, offset, 0, 0, 0, new int[0]);
+        return result != null ? result : new ReadResult(path, offset, 0, 0, 0, new int[0], 0);
     }
 
     /**

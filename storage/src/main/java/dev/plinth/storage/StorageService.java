@@ -173,7 +173,7 @@ public final class StorageService implements AutoCloseable {
             return onDisk(context, () -> {
                 ChunkStore.ReadResult read = target(request.targetId()).read(request.chunk(), request.chunkOffset(), request.length());
                 ReadChunkResult result = new ReadChunkResult(read.alignedOffset(), read.chunkLength(), read.chunkVersion(),
-                        Arrays.stream(read.blockCrcs()).boxed().toList());
+                        Arrays.stream(read.blockCrcs()).boxed().toList(), read.cellTag());
                 bytes.labelValues(Integer.toString(request.targetId()), "read").inc(read.byteCount());
                 if (read.byteCount() == 0) {
                     return Reply.of(result);
@@ -349,7 +349,7 @@ public final class StorageService implements AutoCloseable {
             } else {
                 long[] previous = new long[1];
                 ChunkStore.WriteResult result = withContiguous(data, bytes -> store.write(request.chunk(), chain, request.chunkOffset(),
-                        bytes, request.segmentCrcs(), request.chunkVersion(), request.previousVersion(), previous));
+                        bytes, request.segmentCrcs(), request.chunkVersion(), request.previousVersion(), request.cellTag(), previous));
                 applied = new Applied(previous[0], result);
             }
             bytes.labelValues(Integer.toString(request.targetId()), "write").inc(length);
@@ -410,7 +410,7 @@ public final class StorageService implements AutoCloseable {
                 boolean fromClient = request.chunkVersion() == 0;
                 WriteChunk down = new WriteChunk(successor, request.chunk(), request.chunkOffset(), request.segmentCrcs(), request.chainId(),
                         request.chainVersion(), fromClient ? applied.result().version() : request.chunkVersion(),
-                        fromClient ? applied.previousVersion() : request.previousVersion(), false, request.cut());
+                        fromClient ? applied.previousVersion() : request.previousVersion(), false, request.cut(), request.cellTag());
                 call = cluster.connectionTo(successor).callAsync(down, data, timeout);
             }
         } catch (RuntimeException e) {

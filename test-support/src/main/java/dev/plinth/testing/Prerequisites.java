@@ -38,6 +38,7 @@ public final class Prerequisites {
     public static final Need PROMETHEUS = new Need("/usr/bin/prometheus", "Debian package prometheus");
     public static final Need CHROMIUM = new Need("/usr/bin/chromium", "Debian package chromium");
     public static final Need IP = new Need("/usr/sbin/ip", "Debian package iproute2");
+    public static final Need ISA_L = new Need("/usr/lib/x86_64-linux-gnu/libisal.so.2", "Debian package libisal2");
 
     /** Skips the calling test (fails it under CI=true) unless every one of {@code needs} is present. */
     public static void require(Need... needs) {

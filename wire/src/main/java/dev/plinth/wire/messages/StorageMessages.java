@@ -22,11 +22,26 @@ public final class StorageMessages {
      * bytes, versioned and passed down like a write.
      */
     public record WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId, long chainVersion,
-                             long chunkVersion, long previousVersion, boolean wholeChunk, boolean cut) {
+                             long chunkVersion, long previousVersion, boolean wholeChunk, boolean cut, long cellTag) {
+        /** As before cell tags: the tag 0 leaves a chunk's tag as it is. */
+        public WriteChunk(int targetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId, long chainVersion,
+                          long chunkVersion, long previousVersion, boolean wholeChunk, boolean cut) {
+            this(targetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, chunkVersion, previousVersion, wholeChunk, cut, 0);
+        }
+
         /** A client's write, to the head of its chain. */
         public static WriteChunk fromClient(int headTargetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId,
                                             long chainVersion) {
             return new WriteChunk(headTargetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, 0, 0, false, false);
+        }
+
+        /**
+         * A client's write of an erasure-coded cell: as {@link #fromClient}, and the chunk's cell
+         * tag becomes {@code cellTag} (with no data: only the tag changes).
+         */
+        public static WriteChunk cellFromClient(int headTargetId, ChunkId chunk, int chunkOffset, List<Integer> segmentCrcs, int chainId,
+                                                long chainVersion, long cellTag) {
+            return new WriteChunk(headTargetId, chunk, chunkOffset, segmentCrcs, chainId, chainVersion, 0, 0, false, false, cellTag);
         }
 
         /** A client's truncation of one chunk of a replicated chain to {@code length} bytes, to the head. */
@@ -44,7 +59,8 @@ public final class StorageMessages {
      */
     public record ReadChunk(int targetId, ChunkId chunk, int chunkOffset, int length, int chainId) {}
 
-    public record ReadChunkResult(int alignedOffset, int chunkLength, long chunkVersion, List<Integer> blockCrcs) {}
+    /** {@code cellTag}: the chunk's cell tag (0 where none was set; see {@code ChunkFormat}). */
+    public record ReadChunkResult(int alignedOffset, int chunkLength, long chunkVersion, List<Integer> blockCrcs, long cellTag) {}
 
     /** Cuts stripe object {@code objectIndex} of a file to {@code objectLength} bytes. */
     public record TruncateObject(int targetId, long inodeId, int objectIndex, long objectLength, int chunkSizeBytes) {}
