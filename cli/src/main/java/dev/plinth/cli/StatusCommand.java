@@ -51,8 +51,9 @@ final class StatusCommand implements Callable<Integer> {
                         .forEach(r -> attention.add("MDT " + mdt + " replica " + r.rpcAddress() + " does not answer"));
             });
             for (var forced : plinth.unplaceableForcedLayouts()) {
-                attention.add("directory " + (forced.path() != null ? forced.path() : "inode " + forced.inodeId())
-                        + " has a layout set with --force that the cluster cannot place (" + forced.problem() + "): creates in it fail");
+                String directory = "directory " + (forced.path() != null ? forced.path() : "inode " + forced.inodeId());
+                attention.add(forced.placeable() ? directory + " has an erasure-coded layout whose " + forced.problem()
+                        : directory + " has a layout set with --force that the cluster cannot place (" + forced.problem() + "): creates in it fail");
             }
         }
         if (json) {

@@ -483,6 +483,10 @@ public final class MetaService implements AutoCloseable {
         for (MetaMessages.ForcedLayout layout : forced.layouts()) {
             try {
                 placement.requirePlaceable(layout.layout(), map);
+                String shared = Placement.sharedNodes(layout.layout(), map);
+                if (shared != null) {
+                    unplaceable.add(new MetaMessages.ForcedLayout(layout.inodeId(), layout.path(), layout.layout(), shared, true));
+                }
             } catch (PlinthException e) {
                 unplaceable.add(new MetaMessages.ForcedLayout(layout.inodeId(), layout.path(), layout.layout(), e.detail()));
             }

@@ -54,6 +54,21 @@ final class Placement {
         }
     }
 
+    /**
+     * Why an erasure-coded layout is less safe here than it says, or null: its pool has fewer
+     * storage nodes than the layout has cells, so some cells of each stripe share a node.
+     */
+    static String sharedNodes(Layout layout, ClusterMap map) {
+        PoolInfo pool = map.pool(layout.pool());
+        if (!layout.erasureCoded() || pool == null) {
+            return null;
+        }
+        long nodes = pool.targetIds().stream().map(map::target).filter(java.util.Objects::nonNull).map(TargetInfo::nodeId).distinct().count();
+        int width = layout.dataCells() + layout.parityCells();
+        return nodes >= width ? null : layout.dataCells() + "+" + layout.parityCells() + " cells share storage nodes: pool '"
+                + layout.pool() + "' has " + nodes + ", so a lost node may take more than " + layout.parityCells() + " cells of a stripe";
+    }
+
     /** Only what files can be stored with: as written (compression is to come). */
     private static void requireSupported(Layout template) {
         if (!template.supported()) {

@@ -195,6 +195,41 @@ class CliTest {
         assertThat(plinth("settings").out()).contains("layout.stripe-count");
     }
 
+    @Test
+    void erasureCodedLayouts() throws Exception {
+        assertThat(plinth("fs", "mkdir", "/ec").exitCode()).isZero();
+        CliRun.Result set = plinth("setstripe", "--ec", "2+1", "-S", "256K", "/ec");
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        assertThat(set.err()).contains("warning: pool 'default' has 1 storage node(s) for 2+1 cells");
+        assertThat(plinth("status").out()).contains("directory /ec has an erasure-coded layout whose 2+1 cells share storage nodes");
+        byte[] bytes = new byte[1_300_000];
+        new Random(3).nextBytes(bytes);
+        Path local = directory.resolve("ec.bin");
+        Files.write(local, bytes);
+        assertThat(plinth("fs", "put", local.toString(), "/ec/file").exitCode()).isZero();
+        String json = plinth("getstripe", "--json", "/ec/file").out();
+        assertThat(json).contains("\"redundancy\":\"ec\"").contains("\"ec_data\":2").contains("\"ec_parity\":1").contains("\"stripe_count\":3")
+                .contains("\"compression\":\"none\"").contains("\"logical_bytes\":1300000")
+                // the first 64 KiB live on the MDT; rows of 2 x 256 KiB: 2 whole rows, then 251,424 bytes in the first cell of the
+                // third; a parity cell for each
+                .contains("\"stored_bytes\":" + (1_300_000 - 65_536 + 2 * 262_144 + 251_424));
+        assertThat(plinth("getstripe", "/ec/file").out()).contains("lmm_pattern:       ec").contains("plinth_redundancy: ec 2+1");
+        Path back = directory.resolve("ec-back.bin");
+        assertThat(plinth("fs", "get", "/ec/file", back.toString()).exitCode()).isZero();
+        assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        // the EC width sets the targets: -c and -r are refused with it, as a usage error
+        assertThat(plinth("setstripe", "--ec", "2+1", "-c", "2", "/ec").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("setstripe", "--ec", "2+1", "-r", "2", "/ec").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("setstripe", "--ec", "four+two", "/ec").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        CliRun.Result tooWide = plinth("setstripe", "--ec", "4+2", "/ec");
+        assertThat(tooWide.exitCode()).isEqualTo(Main.EXIT_FAILED);
+        assertThat(tooWide.err()).contains("erasure coding 4+2 needs 6 targets").contains("has 4");
+        assertThat(plinth("setstripe", "--ec", "none", "/ec").exitCode()).isZero();
+        assertThat(plinth("getstripe", "--json", "/ec").out()).contains("\"redundancy\":\"replicas\"").contains("\"stripe_count\":1");
+        assertThat(plinth("status").out()).doesNotContain("directory /ec");
+        assertThat(plinth("fs", "rm", "-r", "/ec").exitCode()).isZero();
+    }
+
     private static String writeSmallFile() {
         try {
             return Files.writeString(directory.resolve("small"), "small\n").toString();

@@ -44,13 +44,14 @@ public final class SetLayout {
     }
 
     /**
-     * Keeps a directory's layout set with force (the leader found it unplaceable, or may have) so
-     * that `plinth status` can say which directories' creates fail; a layout set without force
-     * replaces the record.
+     * Keeps a directory's layout set with force (the leader found it unplaceable, or may have), or
+     * an erasure-coded one (its cells may have to share nodes), so that `plinth status` can say
+     * which directories' creates fail or are less safe than asked; any other layout replaces the
+     * record.
      */
     private static void rememberForced(Namespace namespace, MetaMessages.SetLayout request, dev.plinth.common.Layout layout) {
         byte[] key = MetaKeys.id(MetaKeys.FORCED_LAYOUT, request.inodeId());
-        if (request.force() && layout != null) {
+        if (layout != null && (request.force() || layout.erasureCoded())) {
             namespace.put(key, RecordCodec.encode(new MetaMessages.ForcedLayout(request.inodeId(), request.path(), layout, null)));
         } else if (namespace.getRaw(key) != null) {
             namespace.delete(key);

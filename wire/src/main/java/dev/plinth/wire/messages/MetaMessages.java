@@ -294,12 +294,21 @@ public final class MetaMessages {
 
     /**
      * The layouts kept with {@code force} (see {@link SetLayout}) that the cluster cannot place
-     * now, for `plinth status`: each with the path it was set on and why it cannot be placed.
+     * now, and erasure-coded ones whose cells must share storage nodes, for `plinth status`: each
+     * with the path it was set on and what is wrong.
      */
     public record ForcedLayouts(OpHeader header) implements Query {}
 
-    /** A layout set with {@code force}: where (the path named when it was set; null: unknown), and what is wrong with it now. */
-    public record ForcedLayout(long inodeId, String path, Layout layout, String problem) {}
+    /**
+     * A layout set with {@code force}, or an erasure-coded one: where (the path named when it was
+     * set; null: unknown), and what is wrong with it now; {@code placeable}: files can be created
+     * with it, but less safely than it promises (cells of a stripe share a node).
+     */
+    public record ForcedLayout(long inodeId, String path, Layout layout, String problem, boolean placeable) {
+        public ForcedLayout(long inodeId, String path, Layout layout, String problem) {
+            this(inodeId, path, layout, problem, false);
+        }
+    }
 
     public record ForcedLayoutList(List<ForcedLayout> layouts) {}
 
