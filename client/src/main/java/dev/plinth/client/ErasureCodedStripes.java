@@ -377,7 +377,7 @@ final class ErasureCodedStripes implements StripeIo {
         long[] tags = new long[k + m];
         int[] lengths = new int[k + m];
         for (int cell = 0; cell < k + m; cell++) {
-            try (CellBytes read = PlinthClient.await(reads.get(cell))) {
+            try (CellBytes read = join(reads.get(cell))) {
                 tags[cell] = read.tag();
                 lengths[cell] = read.chunkLength();
             }
@@ -534,6 +534,15 @@ final class ErasureCodedStripes implements StripeIo {
         } catch (RuntimeException e) {
             data.release();
             return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Waits for a future; its failure is thrown as it was raised (a PlinthException keeps its code, so retries see it). */
+    private static <T> T join(CompletableFuture<T> future) {
+        try {
+            return PlinthClient.await(future);
+        } catch (java.util.concurrent.CompletionException e) {
+            throw RpcClient.unwrap(e);
         }
     }
 
@@ -753,7 +762,7 @@ final class ErasureCodedStripes implements StripeIo {
         }
         for (int i = 0; i < which.length; i++) {
             try {
-                cells[which[i]] = PlinthClient.await(reads.get(i));
+                cells[which[i]] = join(reads.get(i));
             } catch (PlinthException e) {
                 failures[which[i]] = e;
             } catch (RuntimeException e) {
@@ -780,7 +789,7 @@ final class ErasureCodedStripes implements StripeIo {
             ByteBuffer zeros = ByteBuffer.allocate((int) (zerosEnd - newSize));
             CompletableFuture<Void> written = write(newSize, zeros, zeros.remaining());
             flush();
-            PlinthClient.await(written);
+            join(written);
         }
         long fullRows = newSize / rowBytes;
         long rest = newSize % rowBytes;
@@ -818,7 +827,7 @@ final class ErasureCodedStripes implements StripeIo {
         }
         for (CompletableFuture<Void> tail : tails) {
             try {
-                PlinthClient.await(tail);
+                join(tail);
             } catch (RuntimeException e) {
                 // reported through the write that sent the row
             }
