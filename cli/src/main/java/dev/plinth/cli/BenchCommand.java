@@ -129,7 +129,7 @@ final class BenchCommand implements Callable<Integer> {
                     "--size must be at least 1M, --files 1..1000000 and --rounds 1..100");
         }
         if (erasureCoding != null) {
-            int[] shape = SetstripeCommand.parseErasureCoding(erasureCoding, spec.commandLine());
+            int[] shape = LayoutOptions.parseErasureCoding(erasureCoding, spec.commandLine());
             if (shape == null) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--ec takes K+M");
             }

@@ -18,8 +18,9 @@ import java.util.Random;
  * {@code plinth bench --ec K+M}: what erasure coding costs, each figure beside its baseline from
  * the same run. The coders' encode rate on one core (data bytes in per second); a sequential
  * write + fsync and a cold read of a K+M file beside a one-replica file striped over as many
- * targets; and the same read with two data cells of every row unreadable
- * ({@link FaultPoints#CLIENT_EC_UNREADABLE_CELLS}), so every row is decoded.
+ * targets; the same read with two data cells of every row unreadable
+ * ({@link FaultPoints#CLIENT_EC_UNREADABLE_CELLS}), so every row is decoded; and 64 KiB
+ * overwrites with fsync (read-modify-write of partial rows) beside the same on one replica.
  */
 final class ErasureCodingBench {
     private ErasureCodingBench() {}
@@ -92,6 +93,11 @@ final class ErasureCodingBench {
             reads[1] += codedRead / rounds;
             degraded += degradedRead / rounds;
         }
+        // partial rows: each overwrite reads the row's other data cells and writes its cell and the parity again (note 89)
+        double replicatedOverwrites = overwrites(plinth, replicatedFile, bytes);
+        double codedOverwrites = overwrites(plinth, codedFile, bytes);
+        BenchCommand.progress("64 KiB overwrites + fsync at random offsets: %.0f /s (one replica), %.0f /s (ec)", replicatedOverwrites,
+                codedOverwrites);
         plinth.delete(replicatedFile);
         plinth.delete(codedFile);
         String cold = cachesDropped ? "" : " (warm)";
@@ -101,6 +107,25 @@ final class ErasureCodingBench {
         row("sequential write + fsync", writes[0], writes[1], "one replica over " + (k + m) + " targets");
         row("sequential read" + cold, reads[0], reads[1], "one replica over " + (k + m) + " targets");
         row("read, " + Math.min(2, m) + " data cells unreadable" + cold, reads[1], degraded, "healthy ec read");
+        System.out.printf(Locale.ROOT, "%-34s %12.0f %12.0f %7.2f  %s%n", "64 KiB overwrite + fsync (ops/s)", replicatedOverwrites,
+                codedOverwrites, codedOverwrites / replicatedOverwrites, "one replica over " + (k + m) + " targets");
+    }
+
+    /** Overwrites of 64 KiB at random 64 KiB-aligned offsets of a file, each followed by fsync, for two seconds; per second. */
+    private static double overwrites(PlinthClient plinth, String file, long size) {
+        Random random = new Random(7);
+        ByteBuffer block = ByteBuffer.allocateDirect(64 << 10);
+        int done = 0;
+        long start = System.nanoTime();
+        try (dev.plinth.client.PlinthFile out = plinth.open(file, true)) {
+            while (System.nanoTime() - start < 2_000_000_000L) {
+                long offset = (long) random.nextInt((int) Math.max(1, size / (64 << 10))) * (64 << 10);
+                out.write(offset, block.rewind());
+                out.fsync();
+                done++;
+            }
+        }
+        return done / ((System.nanoTime() - start) / 1e9);
     }
 
     private static void row(String name, double baseline, double measured, String baselineIs) {

@@ -35,7 +35,8 @@ import picocli.CommandLine.Option;
                 "its first bytes looks the same). Released files keep no chunks by design and are not reported.",
                 "Exit status: 0 nothing found, 1 findings (also when --repair fixed them), 2 the check could not run.",
                 "--repair removes orphan chunks (the chunks are listed before the namespace is read, so a file made meanwhile is",
-                "never taken for missing); namespace findings are reported for an operator to judge."})
+                "never taken for missing); namespace findings are reported for an operator to judge.",
+                "--parity reads erasure-coded files whole and checks each stripe's parity against its data (with --repair: mends it)."})
 final class FsckCommand implements Callable<Integer> {
     private static final int PAGE = 1000;
 
@@ -47,6 +48,11 @@ final class FsckCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print the report as JSON.")
     boolean json;
+
+    @Option(names = "--parity", description = {"Also read every erasure-coded file whole and check each stripe: all cells readable, of one "
+            + "write, and parity matching data. With --repair, mend what is found (a stripe is looked at again a second later first: "
+            + "a write in progress looks the same for a moment)."})
+    boolean parity;
 
     @Override
     public Integer call() {
@@ -89,10 +95,13 @@ final class FsckCommand implements Callable<Integer> {
                     while (true) {
                         FsckMessages.FileChainList page = plinth.fileChains(mdt.mdtId(), after, PAGE, removed);
                         for (FileChains file : page.files()) {
+                            if (parity && !removed && file.expectsChunks()) {
+                                checkParity(plinth, file.inodeId(), findings, counts, repaired);
+                            }
                             boolean anyChunk = false;
                             for (int chainId : file.chainIds()) {
-                                referenced.computeIfAbsent(chainId, c -> new HashSet<>()).add(file.inodeId());
-                                anyChunk |= onChain.getOrDefault(chainId, Set.of()).contains(file.inodeId());
+                                referenced.computeIfAbsent(chainId, c -> new HashSet<>()).add(file.chunksOf());
+                                anyChunk |= onChain.getOrDefault(chainId, Set.of()).contains(file.chunksOf());
                             }
                             boolean checkable = file.chainIds().stream().allMatch(onChain::containsKey);
                             if (file.expectsChunks() && !anyChunk && checkable) {
@@ -148,6 +157,28 @@ final class FsckCommand implements Callable<Integer> {
             }
         }
         return total == 0 ? 0 : 1;
+    }
+
+    /** Checks one file's parity if it is erasure-coded, adding what is wrong to the findings. */
+    private void checkParity(PlinthClient plinth, long inodeId, List<Map<String, Object>> findings, Map<String, Long> counts,
+                             Map<String, Long> repaired) {
+        dev.plinth.wire.messages.MetaMessages.Attributes file;
+        try {
+            file = plinth.getAttr(inodeId);
+        } catch (dev.plinth.common.PlinthException e) {
+            return; // removed since it was listed
+        }
+        if (file.layout() == null || !file.layout().erasureCoded()) {
+            return;
+        }
+        PlinthClient.ParityReport report = plinth.checkParity(file, repair);
+        for (String problem : report.problems()) {
+            boolean fixed = problem.endsWith("(repaired)");
+            add(findings, counts, "stripe-damaged", inodeId, problem, fixed ? "repaired" : null);
+            if (fixed) {
+                repaired.merge("stripe-damaged", 1L, Long::sum);
+            }
+        }
     }
 
     /** The files with chunks of {@code chain}, listed on its first serving member, skipping from one file to the next. */

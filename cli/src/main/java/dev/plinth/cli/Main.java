@@ -18,7 +18,7 @@ import picocli.CommandLine.Command;
                 S3Command.class,
                 UmountCommand.class,
                 FsCommand.class,
-                SetstripeCommand.class,
+                SetstripeCommand.class, MigrateCommand.class,
                 GetstripeCommand.class,
                 PoolCommand.class,
                 ArchiveCommand.class,

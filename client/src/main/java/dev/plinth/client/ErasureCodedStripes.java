@@ -771,6 +771,150 @@ final class ErasureCodedStripes implements StripeIo {
         }
     }
 
+    // ---- checking parity (plinth fsck --parity)
+
+    /** What a parity check found in one file: problems in words, and how many chunk groups it checked and repaired. */
+    record ParityCheck(long groups, List<String> problems, long repaired) {}
+
+    /**
+     * Checks every chunk group of a file of {@code sizeBytes}: all cells readable, all of one
+     * tag, and the parity what the data encodes to. With {@code repair}, a group with a problem
+     * is looked at again a second later (a write in progress looks the same for a moment) and then
+     * mended: cells that disagree with K or more others, or cannot be read, are rebuilt from those;
+     * parity that does not match data agreeing on one tag is made again from the data.
+     */
+    ParityCheck checkParity(long sizeBytes, boolean repair) {
+        long rowBytes = rowBytes();
+        long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
+        long groups = (parityLength + chunkBytes - 1) / chunkBytes;
+        List<String> problems = new ArrayList<>();
+        long repaired = 0;
+        for (long group = 0; group < groups; group++) {
+            String problem = checkGroup(group);
+            if (problem == null) {
+                continue;
+            }
+            if (repair) {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted");
+                }
+                problem = checkGroup(group);
+                if (problem != null) {
+                    try {
+                        forgetTag(group);
+                        mend(group);
+                        repaired++;
+                        problem += " (repaired)";
+                    } catch (PlinthException e) {
+                        problem += " (not repaired: " + e.getMessage() + ")";
+                    }
+                }
+            }
+            if (problem != null) {
+                problems.add("chunk group " + group + ": " + problem);
+            }
+        }
+        return new ParityCheck(groups, problems, repaired);
+    }
+
+    /** What is wrong with a chunk group, or null. */
+    private String checkGroup(long group) {
+        CellBytes[] cells = new CellBytes[k + m];
+        PlinthException[] failures = new PlinthException[k + m];
+        try {
+            fetch(cells, failures, group, 0, chunkBytes, java.util.stream.IntStream.range(0, k + m).toArray());
+            List<String> problems = new ArrayList<>();
+            for (int cell = 0; cell < k + m; cell++) {
+                if (failures[cell] != null) {
+                    problems.add("cell " + cell + " cannot be read (" + failures[cell].getMessage() + ")");
+                }
+            }
+            java.util.Set<Long> tags = new java.util.HashSet<>();
+            int length = 0;
+            for (CellBytes cell : cells) {
+                if (cell != null) {
+                    tags.add(cell.tag());
+                    length = Math.max(length, cell.chunkLength());
+                }
+            }
+            if (tags.size() > 1) {
+                problems.add("its cells carry " + tags.size() + " different tags (a write was interrupted)");
+            }
+            if (problems.isEmpty() && length > 0) {
+                ByteBuffer[] data = new ByteBuffer[k];
+                for (int i = 0; i < k; i++) {
+                    data[i] = cells[i].copy(length);
+                }
+                ByteBuffer[] parity = new ByteBuffer[m];
+                for (int p = 0; p < m; p++) {
+                    parity[p] = ByteBuffer.allocateDirect(length);
+                }
+                code.encode(data, parity, length);
+                for (int p = 0; p < m; p++) {
+                    if (!parity[p].equals(cells[k + p].copy(length))) {
+                        problems.add("parity cell " + (k + p) + " does not match its data");
+                    }
+                }
+            }
+            return problems.isEmpty() ? null : String.join("; ", problems);
+        } finally {
+            for (CellBytes cell : cells) {
+                if (cell != null) {
+                    cell.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * Mends a chunk group: cells that cannot be read or disagree with K or more others are
+     * rebuilt from those; then, where parity still does not match (or fewer than K agree), parity
+     * is made again from the data.
+     */
+    private void mend(long group) {
+        CellBytes[] cells = new CellBytes[k + m];
+        PlinthException[] failures = new PlinthException[k + m];
+        List<Integer> agreeing;
+        long tag;
+        int length = 0;
+        try {
+            fetch(cells, failures, group, 0, chunkBytes, java.util.stream.IntStream.range(0, k + m).toArray());
+            Map<Long, List<Integer>> byTag = new HashMap<>();
+            for (int cell = 0; cell < k + m; cell++) {
+                if (cells[cell] != null) {
+                    byTag.computeIfAbsent(cells[cell].tag(), t -> new ArrayList<>()).add(cell);
+                    length = Math.max(length, cells[cell].chunkLength());
+                }
+            }
+            agreeing = byTag.values().stream().max(java.util.Comparator.comparingInt(List::size)).orElse(List.of());
+            tag = agreeing.isEmpty() ? 0 : cells[agreeing.getFirst()].tag();
+        } finally {
+            for (CellBytes cell : cells) {
+                if (cell != null) {
+                    cell.close();
+                }
+            }
+        }
+        if (agreeing.size() >= k) {
+            List<Integer> bad = new ArrayList<>();
+            for (int cell = 0; cell < k + m; cell++) {
+                if (!agreeing.contains(cell)) {
+                    bad.add(cell);
+                }
+            }
+            if (!bad.isEmpty()) {
+                rebuild(group, agreeing, tag, bad, length);
+            }
+            if (checkGroup(group) == null) {
+                return;
+            }
+        }
+        remakeParity(group, length);
+    }
+
     // ---- truncate and sync
 
     /**

@@ -48,6 +48,7 @@ final class MetaRouter {
             case MetaMessages.Publish r -> r.inodeId();
             case MetaMessages.PutWhole r -> r.parentId();
             case MetaMessages.SetLayout r -> r.inodeId();
+            case MetaMessages.SwapLayout r -> r.inodeId();
             case MetaMessages.SetLock r -> r.inodeId();
             case HsmMessages.GetHsmState r -> r.inodeId();
             case HsmMessages.SetHsmFlags r -> r.inodeId();

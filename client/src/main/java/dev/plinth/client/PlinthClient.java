@@ -570,6 +570,25 @@ public final class PlinthClient implements AutoCloseable {
         return this.<AttributesReply>meta(new MetaMessages.Lookup(header(), parentId, name)).attributes();
     }
 
+    /**
+     * The result of {@link #checkParity}: chunk groups checked, what was wrong in words (each
+     * ending "(repaired)" where it was mended), and how many were repaired.
+     */
+    public record ParityReport(long groups, List<String> problems, long repaired) {}
+
+    /**
+     * Checks an erasure-coded file's parity against its data, group by group (see
+     * {@code plinth fsck --parity}); with {@code repair}, mends what it finds.
+     */
+    public ParityReport checkParity(Attributes file, boolean repair) {
+        if (file.layout() == null || !file.layout().erasureCoded()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + file.inodeId() + " is not erasure-coded");
+        }
+        ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.inodeId(), file.layout())
+                .checkParity(file.sizeBytes(), repair);
+        return new ParityReport(check.groups(), check.problems(), check.repaired());
+    }
+
     public Attributes getAttr(long inodeId) {
         return this.<AttributesReply>meta(new MetaMessages.GetAttr(header(), inodeId)).attributes();
     }

@@ -40,8 +40,9 @@ interface StripeIo {
      */
     default void flush() {}
 
-    /** The implementation a file's layout chooses. */
-    static StripeIo of(PlinthClient client, long inodeId, Layout layout) {
+    /** The implementation a file's layout chooses, for the chunks the layout names (a migrated file's are its copy's). */
+    static StripeIo of(PlinthClient client, long fileInodeId, Layout layout) {
+        long inodeId = layout.chunkOwner(fileInodeId);
         if (layout.protection() == Layout.Protection.ERASURE_CODED && layout.encoding() == Layout.Encoding.NONE) {
             return new ErasureCodedStripes(client, inodeId, layout);
         }

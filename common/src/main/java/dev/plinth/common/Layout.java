@@ -20,10 +20,14 @@ import java.util.List;
  * compress them in blocks. HSM state (archived, released) is the inode's, not the layout's.
  * {@code version} says which of these fields a stored layout had: records only gain components
  * at the end, so a layout written before them reads as version 1, replicated and unencoded.
+ *
+ * <p>{@code chunkOwnerId} is the inode id that names the file's chunks on the targets, where it is
+ * not the file's own (0): a migrated file keeps the chunks its copy wrote, under the copy's id
+ * (design note 90). Only files' layouts have one; a template never does.
  */
 public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
                      List<Integer> chainIds, int mdtBytes, Protection protection, int dataCells, int parityCells, Encoding encoding,
-                     int version) {
+                     int version, long chunkOwnerId) {
     /** How a file's bytes survive a lost target. Stored by ordinal: only append. */
     public enum Protection { REPLICATED, ERASURE_CODED }
 
@@ -45,6 +49,13 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
 
     /** The largest Data-on-MDT component: every write below it is a metadata change. */
     public static final int MDT_BYTES_MAX = 1 << 20;
+
+    /** A layout whose chunks are named by its file's own inode id. */
+    public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds, int mdtBytes,
+                  Protection protection, int dataCells, int parityCells, Encoding encoding, int version) {
+        this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells, encoding,
+                version, 0);
+    }
 
     public Layout {
         chainIds = List.copyOf(chainIds);
@@ -150,11 +161,23 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
 
     public Layout withChains(List<Integer> chains) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes, protection, dataCells, parityCells,
-                encoding, version);
+                encoding, version, chunkOwnerId);
     }
 
-    /** The template part of the layout (no chains), as a directory stores it. */
+    /** The template part of the layout (no chains, no chunk owner), as a directory stores it. */
     public Layout template() {
-        return withChains(List.of());
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, List.of(), mdtBytes, protection, dataCells,
+                parityCells, encoding, version);
+    }
+
+    /** The inode id that names the chunks of file {@code inodeId} with this layout. */
+    public long chunkOwner(long inodeId) {
+        return chunkOwnerId != 0 ? chunkOwnerId : inodeId;
+    }
+
+    /** This layout with its chunks named by {@code owner}. */
+    public Layout withChunkOwner(long owner) {
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
+                encoding, version, owner);
     }
 }

@@ -154,6 +154,34 @@ class ErasureCodingTest {
         }
     }
 
+    @Test
+    void aParityCheckFindsDamagedCellsAndMendsThem() throws IOException {
+        Random random = new Random(9);
+        byte[] content = new byte[(3 << 20) + 777];
+        random.nextBytes(content);
+        try (MiniCluster cluster = MiniCluster.start(directory, sixTargets()); PlinthClient client = cluster.client()) {
+            Layout layout = new Layout(1, 128 << 10, 128 << 10, "default", 1, List.of()).withErasureCoding(4, 2);
+            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
+                file.write(0, ByteBuffer.wrap(content));
+            }
+            var attributes = client.stat("/ec");
+            PlinthClient.ParityReport clean = client.checkParity(attributes, false);
+            assertThat(clean.problems()).isEmpty();
+            assertThat(clean.groups()).isEqualTo(7); // 3 MiB + 777 bytes in rows of 512 KiB: six whole rows and 777 bytes, a chunk per cell
+            for (int object : new int[] {1, 4}) { // a data cell and a parity cell
+                for (int round = 0; round < 3; round++) {
+                    flipBytes(attributes.inodeId(), object, random);
+                }
+            }
+            PlinthClient.ParityReport damaged = client.checkParity(attributes, false);
+            assertThat(damaged.problems()).isNotEmpty().allMatch(problem -> problem.contains("cannot be read"));
+            PlinthClient.ParityReport mended = client.checkParity(attributes, true);
+            assertThat(mended.repaired()).isEqualTo(damaged.problems().size());
+            assertThat(client.checkParity(attributes, false).problems()).as("after the repair").isEmpty();
+            assertSameBytes(read(client, "/ec", 0, content.length), content, "after the repair");
+        }
+    }
+
     /** The object whose target serves nothing any more: the one whose chunk files a read cannot reach is found by elimination. */
     private int failedObject(PlinthClient client, Layout template, long inode) {
         Layout layout = client.stat("/ec").layout();

@@ -641,7 +641,7 @@ public final class MetaService implements AutoCloseable {
                 }
                 try {
                     pending.add(connections.get(HostPort.parse(node.rpcAddress()))
-                            .callAsync(new RemoveFile(targetId, file.inodeId()), null, java.time.Duration.ofSeconds(30))
+                            .callAsync(new RemoveFile(targetId, file.layout().chunkOwner(file.inodeId())), null, java.time.Duration.ofSeconds(30))
                             .thenAccept(response -> ((dev.plinth.wire.RpcResponse<?>) response).close()));
                 } catch (RuntimeException e) {
                     pending.add(CompletableFuture.failedFuture(e));

@@ -121,7 +121,7 @@ final class NamespaceCheck {
         for (byte[][] pair : page) {
             if (removed) {
                 Layout layout = MetaStore.decode(Layout.class, pair[1]);
-                files.add(new FileChains(MetaKeys.firstId(pair[0]), layout.chainIds(), false, true));
+                files.add(new FileChains(MetaKeys.firstId(pair[0]), layout.chainIds(), false, true, layout.chunkOwnerId()));
                 continue;
             }
             InodeRecord inode = MetaStore.decode(InodeRecord.class, pair[1]);
@@ -131,7 +131,8 @@ final class NamespaceCheck {
             boolean released = (HsmMessages.statesOf(inode.flags()) & HsmMessages.RELEASED) != 0;
             boolean open = !namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inode.inodeId()), null, 1).isEmpty();
             boolean beyondMdt = inode.sizeBytes() > inode.layout().mdtBytes();
-            files.add(new FileChains(inode.inodeId(), inode.layout().chainIds(), beyondMdt && !released && !open, false));
+            files.add(new FileChains(inode.inodeId(), inode.layout().chainIds(), beyondMdt && !released && !open, false,
+                    inode.layout().chunkOwnerId()));
         }
         return new FsckMessages.FileChainList(files, page.size() == limit, page.isEmpty() ? afterInodeId : MetaKeys.firstId(page.getLast()[0]));
     }

@@ -107,5 +107,6 @@ final class Messages {
         registry.register(163, FsckMessages.CheckNamespace.class, FsckMessages.FsckReport.class);
         registry.register(164, FsckMessages.ListFileChains.class, FsckMessages.FileChainList.class);
         registry.register(165, MdtGroupMessages.ChangeMdtReplicas.class, MdtGroupMessages.MdtReplicaList.class);
+        registry.register(166, MetaMessages.SwapLayout.class, MetaMessages.AttributesReply.class);
     }
 }

@@ -230,6 +230,33 @@ class CliTest {
         assertThat(plinth("fs", "rm", "-r", "/ec").exitCode()).isZero();
     }
 
+    @Test
+    void migrateListsMovesAndReports() throws Exception {
+        assertThat(plinth("fs", "mkdir", "-p", "/to-migrate/sub").exitCode()).isZero();
+        byte[] bytes = new byte[700_000];
+        new Random(5).nextBytes(bytes);
+        Path local = directory.resolve("migrate.bin");
+        Files.write(local, bytes);
+        assertThat(plinth("fs", "put", local.toString(), "/to-migrate/a").exitCode()).isZero();
+        assertThat(plinth("fs", "put", local.toString(), "/to-migrate/sub/b").exitCode()).isZero();
+        CliRun.Result dry = plinth("migrate", "--dry-run", "-c", "2", "/to-migrate");
+        assertThat(dry.exitCode()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains("would migrate  /to-migrate/a").contains("/to-migrate/sub/b").contains("would migrate 2 file(s)");
+        assertThat(plinth("getstripe", "--json", "/to-migrate/a").out()).as("a dry run moves nothing").contains("\"stripe_count\":1");
+        CliRun.Result moved = plinth("migrate", "--json", "--ec", "2+1", "-S", "64K", "/to-migrate");
+        assertThat(moved.exitCode()).as(moved.err()).isZero();
+        assertThat(moved.out()).contains("\"outcome\":\"migrated\"").contains("\"files_migrated\":2")
+                .contains("\"bytes_copied\":" + 2 * (700_000 - 65_536));
+        assertThat(plinth("getstripe", "--json", "/to-migrate/sub/b").out()).contains("\"redundancy\":\"ec\"");
+        Path back = directory.resolve("migrated-back.bin");
+        assertThat(plinth("fs", "get", "/to-migrate/sub/b", back.toString()).exitCode()).isZero();
+        assertThat(Files.readAllBytes(back)).isEqualTo(bytes);
+        assertThat(plinth("migrate", "--ec", "2+1", "-S", "64K", "/to-migrate").out()).contains("migrated 0 file(s)");
+        assertThat(plinth("migrate", "/to-migrate").exitCode()).as("nothing to change").isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("migrate", "--ec", "2+1", "-c", "3", "/to-migrate").exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(plinth("fs", "rm", "-r", "/to-migrate").exitCode()).isZero();
+    }
+
     private static String writeSmallFile() {
         try {
             return Files.writeString(directory.resolve("small"), "small\n").toString();

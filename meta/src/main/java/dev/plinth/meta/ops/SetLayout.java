@@ -43,6 +43,36 @@ public final class SetLayout {
         return new AttributesReply(updated.toAttributes());
     }
 
+    /** See {@link MetaMessages.SwapLayout}: a migrated file takes its copy's layout, and the copy the file's old one. */
+    public static AttributesReply swap(Namespace namespace, MetaMessages.SwapLayout request) {
+        InodeRecord file = namespace.inode(request.inodeId());
+        InodeRecord donor = namespace.inode(request.donorId());
+        namespace.requireOwner(file);
+        namespace.requireOwner(donor);
+        if (file.type() != FileType.FILE || donor.type() != FileType.FILE || donor.linkCount() != 0 || file.inodeId() == donor.inodeId()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a layout swap takes a regular file and an unnamed copy of it");
+        }
+        if (file.layout() == null || donor.layout() == null || file.layout().mdtBytes() != donor.layout().mdtBytes()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "the copy keeps the file's Data-on-MDT part, so its layout must have the "
+                    + "same one");
+        }
+        if ((Hsm.states(file) & dev.plinth.wire.messages.HsmMessages.RELEASED) != 0) {
+            throw new PlinthException(ErrorCode.RELEASED, "the file is released: it has no bytes on the targets to migrate");
+        }
+        if (file.sizeBytes() != request.expectedSizeBytes() || file.mtimeNanos() != request.expectedMtimeNanos()) {
+            throw new PlinthException(ErrorCode.CHANGED, "the file changed while it was copied");
+        }
+        if (!namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, file.inodeId()), null, 1).isEmpty()) {
+            throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a handle opened before would go on with the old layout");
+        }
+        long now = namespace.now();
+        // chunks are named by an inode id: each layout goes on naming the chunks it was written with
+        InodeRecord migrated = file.withLayout(donor.layout().withChunkOwner(donor.layout().chunkOwner(donor.inodeId())), now);
+        namespace.putInode(migrated);
+        namespace.putInode(donor.withLayout(file.layout().withChunkOwner(file.layout().chunkOwner(file.inodeId())), now));
+        return new AttributesReply(migrated.toAttributes());
+    }
+
     /**
      * Keeps a directory's layout set with force (the leader found it unplaceable, or may have), or
      * an erasure-coded one (its cells may have to share nodes), so that `plinth status` can say

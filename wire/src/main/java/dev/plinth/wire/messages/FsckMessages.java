@@ -32,9 +32,19 @@ public final class FsckMessages {
     /**
      * One file as the storage check needs it: the chains its layout names; {@code expectsChunks}:
      * it has bytes beyond its Data-on-MDT part and is neither released nor open (written now);
-     * {@code removed}: its last name is gone and its chunks are being freed.
+     * {@code removed}: its last name is gone and its chunks are being freed; {@code chunkOwnerId}:
+     * the inode id that names its chunks (a migrated file's copy's; 0: its own).
      */
-    public record FileChains(long inodeId, List<Integer> chainIds, boolean expectsChunks, boolean removed) {}
+    public record FileChains(long inodeId, List<Integer> chainIds, boolean expectsChunks, boolean removed, long chunkOwnerId) {
+        public FileChains(long inodeId, List<Integer> chainIds, boolean expectsChunks, boolean removed) {
+            this(inodeId, chainIds, expectsChunks, removed, 0);
+        }
+
+        /** The inode id its chunks are listed under. */
+        public long chunksOf() {
+            return chunkOwnerId != 0 ? chunkOwnerId : inodeId;
+        }
+    }
 
     /** {@code lastInodeId}: where the next page starts (files that need no check are left out of {@code files}). */
     public record FileChainList(List<FileChains> files, boolean truncated, long lastInodeId) {}

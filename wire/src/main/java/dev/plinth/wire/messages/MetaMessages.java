@@ -24,7 +24,7 @@ public final class MetaMessages {
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
             HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
-            HsmMessages.ForgetRemovedCopies {
+            HsmMessages.ForgetRemovedCopies, SwapLayout {
         OpHeader header();
     }
 
@@ -291,6 +291,18 @@ public final class MetaMessages {
             this(header, inodeId, layout, force, null);
         }
     }
+
+    /**
+     * The last step of {@code plinth migrate}: file {@code inodeId} takes the layout of
+     * {@code donorId}, an unnamed file the migrator made with the new layout and filled with a copy
+     * of the file's bytes, and the donor takes the file's old layout, so that the donor's removal at
+     * its last close frees the old chunks. Refused unless the file is as the copy found it (size
+     * {@code expectedSizeBytes}, mtime {@code expectedMtimeNanos}: CHANGED, and the migrator copies
+     * again) and nobody has it open (WOULD_BLOCK: the migrator tries again a little later). The file keeps its size, times (ctime moves), HSM state and
+     * everything else. Owner or root.
+     */
+    public record SwapLayout(OpHeader header, long inodeId, long donorId, long expectedSizeBytes, long expectedMtimeNanos)
+            implements Mutation {}
 
     /**
      * The layouts kept with {@code force} (see {@link SetLayout}) that the cluster cannot place
