@@ -299,4 +299,27 @@ class HsmCycleTest {
         assertThat(removed.copy()).isNull();
         assertThat(archiveDirectory().resolve(resident.copy().objectKey())).doesNotExist();
     }
+
+    @Test
+    void aMigratedFileStaysArchivedAndAReleasedOneIsSkipped() throws Exception {
+        byte[] bytes = write("/migrated", 3 << 20);
+        assertThat(archive("/migrated").states() & (ARCHIVED | DIRTY)).isEqualTo(ARCHIVED);
+        Layout oneStripe = new Layout(1, 256 << 10, 1 << 20, "default", 1, List.of());
+        dev.plinth.client.Migration.Result result = dev.plinth.client.Migration.migrate(plinth, "/migrated", oneStripe, copied -> { });
+        assertThat(result.outcome()).isEqualTo(dev.plinth.client.Migration.Outcome.MIGRATED);
+        assertThat(plinth.stat("/migrated").layout().stripeCount()).isEqualTo(1);
+        assertThat(plinth.hsm().state(inode("/migrated")).states() & (ARCHIVED | DIRTY)).as("the same bytes: not dirty").isEqualTo(ARCHIVED);
+        assertThat(read("/migrated")).isEqualTo(bytes);
+        // the archived copy is still the file's: released and read back, it restores the same bytes
+        plinth.hsm().request(inode("/migrated"), RELEASE, 0);
+        assertThat(read("/migrated")).isEqualTo(bytes);
+
+        byte[] other = write("/released-before", 2 << 20);
+        archive("/released-before");
+        plinth.hsm().request(inode("/released-before"), RELEASE, 0);
+        dev.plinth.client.Migration.Result skipped = dev.plinth.client.Migration.migrate(plinth, "/released-before", oneStripe, copied -> { });
+        assertThat(skipped.outcome()).isEqualTo(dev.plinth.client.Migration.Outcome.RELEASED);
+        assertThat(plinth.hsm().state(inode("/released-before")).states() & RELEASED).isEqualTo(RELEASED);
+        assertThat(read("/released-before")).isEqualTo(other);
+    }
 }
