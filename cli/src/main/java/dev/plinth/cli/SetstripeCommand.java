@@ -75,7 +75,7 @@ final class SetstripeCommand implements Callable<Integer> {
         if (pool == null) {
             return;
         }
-        long nodes = pool.targetIds().stream().map(map::target).filter(java.util.Objects::nonNull).map(t -> t.nodeId()).distinct().count();
+        int nodes = map.nodesOf(pool);
         if (nodes < dataCells + parityCells) {
             System.err.printf("plinth: warning: pool '%s' has %d storage node(s) for %d+%d cells: cells share nodes, and a lost node may lose "
                     + "more than %d cells of a stripe%n", poolName, nodes, dataCells, parityCells, parityCells);

@@ -15,7 +15,6 @@ import dev.plinth.wire.messages.MgmtMessages.TargetState;
 import dev.plinth.wire.messages.StorageMessages.ChunkId;
 import dev.plinth.wire.messages.StorageMessages.ReadChunk;
 import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
-import dev.plinth.wire.messages.StorageMessages.SyncFile;
 import dev.plinth.wire.messages.StorageMessages.TruncateObject;
 import dev.plinth.wire.messages.StorageMessages.WriteChunk;
 import io.netty.buffer.ByteBuf;
@@ -326,7 +325,7 @@ final class ErasureCodedStripes implements StripeIo {
                 writes.add(writeCell(k + p, group, base + lo, parityBuffers[p].retainedSlice(), tag));
             }
             try {
-                awaitAll(writes);
+                ReplicatedChains.awaitAll(writes);
             } catch (PlinthException e) {
                 if (e.code() != ErrorCode.CHECKSUM_MISMATCH) {
                     throw e;
@@ -495,7 +494,7 @@ final class ErasureCodedStripes implements StripeIo {
         for (int cell : which) {
             cuts.add(cutCell(cell, group, 0)); // to nothing: a cut inside a damaged block would be refused
         }
-        awaitAll(cuts);
+        ReplicatedChains.awaitAll(cuts);
         List<CompletableFuture<RpcResponse<Record>>> writes = new ArrayList<>(k + m);
         for (int cell = 0; cell < k + m; cell++) {
             int index = -1;
@@ -505,7 +504,7 @@ final class ErasureCodedStripes implements StripeIo {
             writes.add(index >= 0 && length > 0 ? writeCell(cell, group, 0, Unpooled.wrappedBuffer(contents[index]), tag)
                     : writeCell(cell, group, 0, Unpooled.EMPTY_BUFFER, tag));
         }
-        awaitAll(writes);
+        ReplicatedChains.awaitAll(writes);
         rememberTag(group, tag);
     }
 
@@ -543,20 +542,6 @@ final class ErasureCodedStripes implements StripeIo {
             return PlinthClient.await(future);
         } catch (java.util.concurrent.CompletionException e) {
             throw RpcClient.unwrap(e);
-        }
-    }
-
-    private static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
-        RuntimeException first = null;
-        for (CompletableFuture<RpcResponse<Record>> call : calls) {
-            try {
-                RpcClient.await(call).close();
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
-            }
-        }
-        if (first != null) {
-            throw first;
         }
     }
 
@@ -949,7 +934,7 @@ final class ErasureCodedStripes implements StripeIo {
                 calls.add(client.storage(target).callAsync(new TruncateObject(target, inodeId, cell, keptGroups * chunkBytes, chunkBytes), null,
                         timeout));
             }
-            awaitAll(calls);
+            ReplicatedChains.awaitAll(calls);
             calls.clear();
             for (int cell = 0; keptGroups > 0 && cell < k + m; cell++) {
                 long objectLength = cell < k ? StripeMath.objectLength(dataLayout, newSize, cell) : parityLength;
@@ -958,7 +943,7 @@ final class ErasureCodedStripes implements StripeIo {
                     calls.add(cutCell(cell, keptGroups - 1, (int) Math.max(0, objectLength - lastGroupStart)));
                 }
             }
-            awaitAll(calls);
+            ReplicatedChains.awaitAll(calls);
             return null;
         }, client::refreshClusterMapSoon);
     }
@@ -982,15 +967,7 @@ final class ErasureCodedStripes implements StripeIo {
     public void sync() {
         flush();
         awaitGroups();
-        Retry.call(client.retryMillis(), () -> {
-            List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
-            for (int chainId : layout.chainIds()) {
-                int target = client.chain(chainId).writeTargets().getFirst();
-                syncs.add(client.storage(target).callAsync(new SyncFile(target, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
-            }
-            awaitAll(syncs);
-            return null;
-        }, client::refreshClusterMapSoon);
+        ReplicatedChains.syncTargets(client, inodeId, layout);
     }
 
     /** Sorted, merged, disjoint ranges [from, to) of a cell that a handle wrote. */

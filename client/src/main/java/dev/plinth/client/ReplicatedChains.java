@@ -121,7 +121,7 @@ final class ReplicatedChains implements StripeIo {
     }
 
     /** Waits for every call, closing every response, and throws the first failure. */
-    private static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
+    static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
         RuntimeException first = null;
         for (CompletableFuture<RpcResponse<Record>> call : calls) {
             try {
@@ -137,23 +137,27 @@ final class ReplicatedChains implements StripeIo {
 
     @Override
     public void sync() {
+        syncTargets(client, inodeId, layout);
+    }
+
+    /**
+     * Makes the chunks of {@code inodeId} durable (fsync) on every target that takes writes of
+     * the layout's chains now: one replicated stripe object per chain, or one cell object per
+     * one-member chain of an erasure-coded layout alike.
+     */
+    static void syncTargets(PlinthClient client, long inodeId, Layout layout) {
         Retry.call(client.retryMillis(), () -> {
+            Set<Integer> targets = new LinkedHashSet<>();
+            for (int chainId : layout.chainIds()) {
+                targets.addAll(client.chain(chainId).writeTargets());
+            }
             List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
-            for (int targetId : allTargets()) {
+            for (int targetId : targets) {
                 syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
             }
             awaitAll(syncs);
             return null;
         }, client::refreshClusterMapSoon);
-    }
-
-    /** Every target that takes this file's writes now. */
-    private Set<Integer> allTargets() {
-        Set<Integer> targets = new LinkedHashSet<>();
-        for (int chainId : layout.chainIds()) {
-            targets.addAll(client.chain(chainId).writeTargets());
-        }
-        return targets;
     }
 
     /** Cuts sent to chain heads before the next ones wait for their answers. */

@@ -70,7 +70,7 @@ class ErasureCodingIT {
                     int offset = own.nextInt(still.length);
                     int length = Math.min(still.length - offset, 1 + own.nextInt(1 << 20));
                     try {
-                        byte[] back = read(readerClient, "/ec/still", offset, length);
+                        byte[] back = ErasureCodingTest.read(readerClient, "/ec/still", offset, length);
                         if (!Arrays.equals(back, Arrays.copyOfRange(still, offset, offset + length))) {
                             readerFailures.add("wrong bytes at " + offset + " (" + length + " bytes)");
                         }
@@ -119,14 +119,14 @@ class ErasureCodingIT {
             assertThat(writerFailures).as("writes while nodes died").isEmpty();
             assertThat(acknowledged.get()).isPositive();
             try (PlinthClient fresh = cluster.client(clientConfig)) {
-                ErasureCodingTest.assertSameBytes(read(fresh, "/ec/changing", 0, model.length), model, "every acknowledged write");
-                ErasureCodingTest.assertSameBytes(read(fresh, "/ec/still", 0, still.length), still, "the file only read");
+                ErasureCodingTest.assertSameBytes(ErasureCodingTest.read(fresh, "/ec/changing", 0, model.length), model, "every acknowledged write");
+                ErasureCodingTest.assertSameBytes(ErasureCodingTest.read(fresh, "/ec/still", 0, still.length), still, "the file only read");
             }
             // and again with one node down: the rows written while nodes came and went decode
             ProcessCluster.StorageNodeProcess down = cluster.storageNodes().get(1);
             down.kill();
             try (PlinthClient fresh = cluster.client(clientConfig)) {
-                ErasureCodingTest.assertSameBytes(read(fresh, "/ec/changing", 0, model.length), model, "decoded with node 1 down");
+                ErasureCodingTest.assertSameBytes(ErasureCodingTest.read(fresh, "/ec/changing", 0, model.length), model, "decoded with node 1 down");
             }
             down.start();
         }
@@ -136,21 +136,6 @@ class ErasureCodingIT {
         try (PlinthFile file = client.exists(path) ? client.open(path, true) : client.create(path, 0644, true, null)) {
             file.write(offset, ByteBuffer.wrap(bytes, 0, length));
             file.fsync();
-        }
-    }
-
-    private static byte[] read(PlinthClient client, String path, int offset, int length) {
-        try (PlinthFile file = client.open(path, false)) {
-            ByteBuffer back = ByteBuffer.allocate(length);
-            int done = 0;
-            while (done < length) {
-                int read = file.read(offset + done, back.slice(done, length - done));
-                if (read <= 0) {
-                    break;
-                }
-                done += read;
-            }
-            return back.array();
         }
     }
 }

@@ -209,7 +209,8 @@ class ErasureCodingTest {
         }
     }
 
-    private static byte[] read(PlinthClient client, String path, int offset, int length) {
+    /** Bytes [offset, offset + length) of a file, read through a handle of its own in as many calls as it takes. */
+    static byte[] read(PlinthClient client, String path, int offset, int length) {
         try (PlinthFile file = client.open(path, false)) {
             ByteBuffer back = ByteBuffer.allocate(length);
             int done = 0;

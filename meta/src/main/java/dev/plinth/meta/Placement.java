@@ -32,13 +32,6 @@ final class Placement {
     void requirePlaceable(Layout template, ClusterMap map) {
         requireSupported(template);
         PoolInfo pool = pool(template, map);
-        Set<Integer> nodes = new HashSet<>();
-        for (int targetId : pool.targetIds()) {
-            TargetInfo target = map.target(targetId);
-            if (target != null) {
-                nodes.add(target.nodeId());
-            }
-        }
         if (template.erasureCoded()) {
             int width = template.dataCells() + template.parityCells();
             if (pool.targetIds().size() < width) {
@@ -48,9 +41,10 @@ final class Placement {
             }
             return;
         }
-        if (template.replicas() > nodes.size()) {
+        int nodes = map.nodesOf(pool);
+        if (template.replicas() > nodes) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, template.replicas() + " replicas need as many storage nodes; pool '"
-                    + template.pool() + "' has " + nodes.size() + " (--force keeps the layout anyway: creates fail until nodes are added)");
+                    + template.pool() + "' has " + nodes + " (--force keeps the layout anyway: creates fail until nodes are added)");
         }
     }
 
@@ -63,7 +57,7 @@ final class Placement {
         if (!layout.erasureCoded() || pool == null) {
             return null;
         }
-        long nodes = pool.targetIds().stream().map(map::target).filter(java.util.Objects::nonNull).map(TargetInfo::nodeId).distinct().count();
+        int nodes = map.nodesOf(pool);
         int width = layout.dataCells() + layout.parityCells();
         return nodes >= width ? null : layout.dataCells() + "+" + layout.parityCells() + " cells share storage nodes: pool '"
                 + layout.pool() + "' has " + nodes + ", so a lost node may take more than " + layout.parityCells() + " cells of a stripe";

@@ -121,6 +121,11 @@ public final class MgmtMessages {
         public PoolInfo pool(String name) {
             return pools.stream().filter(p -> p.name().equals(name)).findFirst().orElse(null);
         }
+
+        /** How many distinct storage nodes hold the targets of {@code pool}. */
+        public int nodesOf(PoolInfo pool) {
+            return (int) pool.targetIds().stream().map(this::target).filter(java.util.Objects::nonNull).map(TargetInfo::nodeId).distinct().count();
+        }
     }
 
     public record GetClusterMap() {}
