@@ -320,7 +320,7 @@ def permissions_as_a_user():
 
 @check
 def set_id_bits_go_with_a_write_by_another():
-    """A write or truncate by anyone but root, and a chown by anyone, clears S_ISUID (and S_ISGID with group-execute)."""
+    """A write or truncate by anyone but root, and a chown by anyone, clears S_ISUID (and S_ISGID with group-execute, or by a writer outside the file's group)."""
     os.mkdir(path("setid"), 0o777)
     os.chmod(path("setid"), 0o777)
     for mode in (0o4777, 0o2777, 0o6777):
@@ -346,10 +346,18 @@ def set_id_bits_go_with_a_write_by_another():
     assert stat.S_IMODE(os.stat(name).st_mode) == 0o4755
     os.chown(name, USER, GROUP)  # a chown clears it, even root's
     assert stat.S_IMODE(os.stat(name).st_mode) == 0o755
-    name = path("setid", "locking")
-    write_file(name, b"x", 0o2666)  # set-group-ID without group-execute marks mandatory locking: it stays
+    # set-group-ID without group-execute stays for a writer in the file's group and goes for
+    # anyone else (Linux 6.2 on: setattr_should_drop_sgid)
+    name = path("setid", "group-writer")
+    write_file(name, b"x", 0o2666)
+    os.chown(name, 0, GROUP)
+    os.chmod(name, 0o2666)
     as_user(lambda: open(name, "ab").write(b"y"))
     assert stat.S_IMODE(os.stat(name).st_mode) == 0o2666
+    name = path("setid", "other-writer")
+    write_file(name, b"x", 0o2666)
+    as_user(lambda: open(name, "ab").write(b"y"))
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o666
 
 
 @check

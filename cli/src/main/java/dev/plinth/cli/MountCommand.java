@@ -25,6 +25,8 @@ import picocli.CommandLine.Parameters;
                 "Mount options (-o, comma separated, fstab style): hard (default: wait for an unavailable cluster),",
                 "soft,timeo=SECONDS (fail with EIO after that long), ro, allow_other (default as root),",
                 "attr_timeout=SECONDS, entry_timeout=SECONDS, threads=N, debug, and any setting as key=value.",
+                "The mount is nosuid,nodev, as libfuse's are, unless suid or dev is given (as root; such a mount",
+                "is not unmounted automatically if its process is killed).",
                 "_netdev, user_xattr, flock, defaults, rw, auto, noauto and nofail are accepted for fstab."})
 final class MountCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "MOUNTPOINT", description = "An existing directory.")

@@ -83,8 +83,8 @@ public final class PlinthFile implements AutoCloseable {
     private boolean closed;
     private Attributes attributes;
     /**
-     * Whether the file may still have set-user-ID or set-group-ID (with group-execute) that a
-     * write by anyone but root clears (SET_KILL_PRIVILEGES): known from its mode at open, and
+     * Whether the file may still have set-user-ID or set-group-ID that a write by anyone but root
+     * may clear (SET_KILL_PRIVILEGES; meta applies the rule): known from its mode at open, and
      * cleared once, by the first such write through this handle.
      */
     private boolean privilegesKept;
@@ -113,7 +113,7 @@ public final class PlinthFile implements AutoCloseable {
         this.mdtBytes = layout.mdtBytes();
         this.sizeBytes = attributes.sizeBytes();
         this.attributes = attributes;
-        this.privilegesKept = writable && ((attributes.mode() & 04000) != 0 || (attributes.mode() & 02010) == 02010);
+        this.privilegesKept = writable && (attributes.mode() & 06000) != 0; // meta decides what goes
         this.readUnitBytes = readUnitBytes(layout);
         this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / readUnitBytes);
     }

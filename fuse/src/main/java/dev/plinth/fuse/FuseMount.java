@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * <p>The mount ends when {@link #close()} is called or when someone else unmounts it
  * ({@code fusermount3 -u}, {@code umount}): the kernel then fails the workers' reads with
  * ENODEV, they stop, and {@link #awaitUnmounted()} returns. The mount is made with
- * {@code auto_unmount}, so even a killed process leaves no stale mount behind.
+ * {@code auto_unmount}, so even a killed process leaves no stale mount behind (except a mount
+ * asked to honour devices or set-id bits, which fusermount3 cannot make).
  */
 public final class FuseMount implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);
@@ -107,7 +108,13 @@ public final class FuseMount implements AutoCloseable {
         if (options.readOnly()) {
             kernel.append(",ro");
         }
-        kernel.append(",auto_unmount");
+        kernel.append(options.devices() ? ",dev" : ",nodev").append(options.setIdBits() ? ",suid" : ",nosuid");
+        if (!options.devices() && !options.setIdBits()) {
+            // auto_unmount mounts through fusermount3, which always adds nosuid,nodev; a mount that
+            // asks for devices or set-id bits is made by libfuse's own mount(2) as root instead, and a
+            // killed mount process leaves it to umount
+            kernel.append(",auto_unmount");
+        }
         return kernel.toString();
     }
 

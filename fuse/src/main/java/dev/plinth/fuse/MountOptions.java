@@ -14,12 +14,15 @@ import java.util.List;
  * it is back), {@code soft} with {@code timeo=SECONDS} (fail with EIO after that long),
  * {@code attr_timeout=SECONDS}, {@code entry_timeout=SECONDS}, {@code threads=N}, {@code ro},
  * and any Plinth setting as {@code key=value} (for example {@code client.readahead-bytes=32m}).
- * {@code allow_other} lets other users in (the default when mounting as root). Kernel options
+ * {@code allow_other} lets other users in (the default when mounting as root). As with libfuse,
+ * a mount is {@code nosuid,nodev} unless {@code suid} or {@code dev} is given: any client's root
+ * can make a set-user-ID file or a device node in a shared file system, and another host should
+ * not honour it by default. Kernel options
  * that make no sense for Plinth ({@code _netdev}, {@code user_xattr}, {@code flock},
  * {@code defaults}, {@code rw}, {@code noauto}, {@code auto}) are accepted and ignored, so
  * an fstab line reads like Lustre's.
  */
-public record MountOptions(Config config, boolean readOnly, boolean allowOther, boolean debug) {
+public record MountOptions(Config config, boolean readOnly, boolean allowOther, boolean debug, boolean devices, boolean setIdBits) {
     /** Soft mounts fail after this long when no {@code timeo} is given. */
     static final long DEFAULT_SOFT_TIMEOUT_MILLIS = 30_000;
 
@@ -30,6 +33,8 @@ public record MountOptions(Config config, boolean readOnly, boolean allowOther, 
         boolean readOnly = false;
         boolean allowOther = root;
         boolean debug = false;
+        boolean devices = false;
+        boolean setIdBits = false;
         for (String option : split(options)) {
             int equals = option.indexOf('=');
             String key = equals < 0 ? option : option.substring(0, equals);
@@ -45,6 +50,10 @@ public record MountOptions(Config config, boolean readOnly, boolean allowOther, 
                 case "rw", "defaults", "_netdev", "user_xattr", "flock", "noauto", "auto", "nofail", "default_permissions" -> { }
                 case "allow_other" -> allowOther = true;
                 case "debug" -> debug = true;
+                case "dev" -> devices = true;
+                case "nodev" -> devices = false;
+                case "suid" -> setIdBits = true;
+                case "nosuid" -> setIdBits = false;
                 default -> {
                     if (equals < 0) {
                         throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "unknown mount option '" + option + "'");
@@ -56,7 +65,7 @@ public record MountOptions(Config config, boolean readOnly, boolean allowOther, 
         if (soft) {
             config = config.with(Settings.CLIENT_RETRY_TIMEOUT_MILLIS, softTimeoutMillis == null ? DEFAULT_SOFT_TIMEOUT_MILLIS : softTimeoutMillis);
         }
-        return new MountOptions(config, readOnly, allowOther, debug);
+        return new MountOptions(config, readOnly, allowOther, debug, devices, setIdBits);
     }
 
     private static List<String> split(String options) {

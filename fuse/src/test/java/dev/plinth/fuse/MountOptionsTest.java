@@ -33,6 +33,17 @@ class MountOptionsTest {
     }
 
     @Test
+    void devicesAndSetIdBitsOnlyWhenAskedFor() {
+        MountOptions plain = MountOptions.parse("", Config.defaults(), true);
+        assertThat(plain.devices()).isFalse();
+        assertThat(plain.setIdBits()).isFalse();
+        MountOptions asked = MountOptions.parse("dev,suid", Config.defaults(), true);
+        assertThat(asked.devices()).isTrue();
+        assertThat(asked.setIdBits()).isTrue();
+        assertThat(MountOptions.parse("dev,nodev,suid,nosuid", Config.defaults(), true).devices()).isFalse();
+    }
+
+    @Test
     void badOptionsAreRefusedWithAReason() {
         assertThatThrownBy(() -> MountOptions.parse("nosuchflag", Config.defaults(), false))
                 .isInstanceOf(PlinthException.class).hasMessageContaining("nosuchflag")

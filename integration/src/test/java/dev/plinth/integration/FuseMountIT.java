@@ -56,11 +56,15 @@ class FuseMountIT {
     }
 
     private Path mount(String name) throws IOException {
+        return mount(name, "");
+    }
+
+    private Path mount(String name, String options) throws IOException {
         Path mountpoint = Files.createDirectories(directory.resolve("mnt-" + name));
         Config config = MiniCluster.testConfig();
         PlinthClient client = cluster.client(Credentials.ROOT, config);
         resources.add(client);
-        FuseMount mount = FuseMount.mount(client, mountpoint, MountOptions.parse("", config, true));
+        FuseMount mount = FuseMount.mount(client, mountpoint, MountOptions.parse(options, config, true));
         resources.add(mount);
         return mountpoint;
     }
@@ -79,6 +83,23 @@ class FuseMountIT {
     void posixSuite() throws Exception {
         FuseTesting.run(List.of("/usr/bin/python3", FuseTesting.script("posix_suite.py"), mountA.toString(), mountB.toString()),
                 Duration.ofMinutes(5));
+    }
+
+    /**
+     * Every file system call over every file type, mode, parent and caller, compared with the
+     * local file system the test runs on. The mount is {@code dev} so that device nodes open as
+     * they do there.
+     */
+    @Test
+    void posixSweepMatchesTheLocalFileSystem() throws Exception {
+        Path withDevices = mount("dev", "dev");
+        Path reference = Files.createDirectories(directory.resolve("reference"));
+        try {
+            FuseTesting.run(List.of("/usr/bin/python3", FuseTesting.script("posix_sweep.py"), withDevices.toString(), reference.toString()),
+                    Duration.ofMinutes(10));
+        } finally {
+            FuseTesting.run(List.of("rm", "-rf", reference.toString()), Duration.ofMinutes(2));
+        }
     }
 
     @Test

@@ -27,7 +27,8 @@ import dev.plinth.wire.messages.MetaMessages.AttributesReply;
  *
  * <p>Set-user-ID and set-group-ID go as Linux lets them go (the mount leaves this to the file
  * system, FUSE's handle_killpriv): a chown by anyone, and a write or truncate by anyone but
- * root, clears set-user-ID, and set-group-ID where group-execute is set; a chmod by a caller
+ * root, clears set-user-ID, and set-group-ID where group-execute is set or the caller is not in
+ * the file's group; a chmod by a caller
  * outside the file's group cannot set set-group-ID.
  */
 public final class SetAttr {
@@ -54,11 +55,12 @@ public final class SetAttr {
             }
             gid = request.gid();
         }
+        boolean inFileGroup = root || namespace.caller().inGroup(inode.gid());
         if ((mask & (SET_UID | SET_GID)) != 0 && inode.type() != FileType.DIRECTORY) {
-            mode = withoutPrivileges(mode);
+            mode = withoutPrivileges(mode, inFileGroup);
         }
         if ((mask & (SET_KILL_PRIVILEGES | SET_SIZE)) != 0 && !root && inode.type() != FileType.DIRECTORY) {
-            mode = withoutPrivileges(mode);
+            mode = withoutPrivileges(mode, inFileGroup);
         }
         if ((mask & SET_MODE) != 0) {
             int requested = request.mode() & InodeRecord.PERMISSION_BITS;
@@ -111,9 +113,15 @@ public final class SetAttr {
         return new AttributesReply(updated.toAttributes());
     }
 
-    /** A mode after a write, truncate or chown: no set-user-ID, and no set-group-ID where group-execute is set (else it marks mandatory locking). */
-    static int withoutPrivileges(int mode) {
+    /**
+     * A mode after a write, truncate or chown: no set-user-ID, and no set-group-ID where
+     * group-execute is set or the caller is outside the file's group (Linux's
+     * setattr_should_drop_sgid since 6.2; before, set-group-ID without group-execute marked
+     * mandatory locking and always stayed).
+     */
+    static int withoutPrivileges(int mode, boolean callerInFileGroup) {
         mode &= ~04000;
-        return (mode & 02010) == 02010 ? mode & ~02000 : mode;
+        boolean dropGroupId = (mode & 00010) != 0 || !callerInFileGroup;
+        return dropGroupId ? mode & ~02000 : mode;
     }
 }
