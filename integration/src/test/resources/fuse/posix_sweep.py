@@ -23,8 +23,11 @@ import time
 OWNER, GROUP = 4242, 4242
 CALLERS = {"root": (0, 0), "owner": (OWNER, GROUP), "group": (4243, GROUP), "other": (4244, 4244)}
 # set-id bits: a write or truncate by a non-owner, and a chown, clears them (S_ISGID only with
-# group-execute set)
+# group-execute set or by a caller outside the file's
+# group (Linux 6.2 on; Plinth follows the newer rule, so older kernels skip that mode)
 MODES = (0o444, 0o222, 0o111, 0o700, 0o070, 0o007, 0o6777, 0o2767)
+if tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2]) < (6, 2):
+    MODES = MODES[:-1]
 KINDS = ("reg", "dir", "lnk", "fifo", "sock", "chr", "blk")
 # parents are root's: anyone may enter and write; sticky; read-only; not searchable by others;
 # set-group-ID (what is made in it takes its group, and a directory its S_ISGID)
