@@ -2,13 +2,13 @@ package dev.plinth.gateway;
 
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 
 /**
@@ -50,11 +50,7 @@ final class BucketOperations {
         String after = "";
         String token = exchange.parameter("continuation-token");
         if (token != null) {
-            try {
-                after = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
-            } catch (IllegalArgumentException e) {
-                throw new S3Exception(S3Error.INVALID_ARGUMENT, "the continuation token is not valid");
-            }
+            after = S3Requests.resumeAfter(token);
         }
         dev.plinth.common.Credentials caller = client().caller();
         List<PlinthClient.Listed> buckets = new ArrayList<>();
@@ -62,8 +58,8 @@ final class BucketOperations {
             Attributes attributes = listed.attributes();
             String name = listed.entry().name();
             if (attributes.isDirectory() && S3Namespace.validBucketName(name) && name.startsWith(prefix) && name.compareTo(after) > 0
-                    && dev.plinth.common.Permissions.allowed(caller, attributes.mode(), attributes.uid(), attributes.gid(), true,
-                    dev.plinth.common.Permissions.READ)) {
+                    && Permissions.allowed(caller, attributes.mode(), attributes.uid(), attributes.gid(), true,
+                    Permissions.READ)) {
                 buckets.add(listed);
             }
         }
@@ -78,7 +74,7 @@ final class BucketOperations {
         xml.close("Buckets").open("Owner").element("ID", owner).element("DisplayName", owner).close("Owner");
         if (truncated) {
             String last = buckets.get(max - 1).entry().name();
-            xml.element("ContinuationToken", Base64.getUrlEncoder().withoutPadding().encodeToString(last.getBytes(StandardCharsets.UTF_8)));
+            xml.element("ContinuationToken", S3Requests.continuationToken(last));
         }
         if (exchange.parameter("prefix") != null) {
             xml.element("Prefix", prefix);
@@ -187,8 +183,9 @@ final class BucketOperations {
         }
     }
 
+    /** HeadBucket, GetBucketLocation and GetBucketVersioning need what ListObjects needs (S3's ListBucket): read access to the bucket. */
     void headBucket(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
+        namespace.bucket(bucket, Permissions.READ);
         DefaultHttpHeaders headers = new DefaultHttpHeaders();
         headers.set("x-amz-bucket-region", region);
         exchange.respond(200, headers, null);
@@ -196,7 +193,7 @@ final class BucketOperations {
 
     /** The LocationConstraint the bucket was made with; else the gateway's region (empty for us-east-1, as S3 answers). */
     void bucketLocation(S3Exchange exchange, String bucket) {
-        Attributes attributes = namespace.bucket(bucket);
+        Attributes attributes = namespace.bucket(bucket, Permissions.READ);
         String location = region.equals("us-east-1") ? "" : region;
         try {
             location = new String(namespace.asRoot(() -> client().getXattr(attributes.inodeId(), LOCATION_XATTR)), StandardCharsets.UTF_8);
@@ -210,7 +207,7 @@ final class BucketOperations {
     }
 
     void bucketVersioning(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
+        namespace.bucket(bucket, Permissions.READ);
         exchange.respondXml(200, Xml.document("VersioningConfiguration").end("VersioningConfiguration"));
     }
 }

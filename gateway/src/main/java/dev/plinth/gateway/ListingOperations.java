@@ -1,8 +1,6 @@
 package dev.plinth.gateway;
 
 import dev.plinth.wire.messages.MetaMessages.Attributes;
-import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /** ListObjects and ListObjectsV2, in S3 key order over a bucket's directory tree ({@link ObjectListing}). */
 final class ListingOperations {
@@ -26,11 +24,7 @@ final class ListingOperations {
         if (version2) {
             after = S3Requests.orEmpty(exchange.parameter("start-after"));
             if (token != null) {
-                try {
-                    after = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
-                } catch (IllegalArgumentException e) {
-                    throw new S3Exception(S3Error.INVALID_ARGUMENT, "the continuation token is not valid");
-                }
+                after = S3Requests.resumeAfter(token);
             }
         } else {
             after = S3Requests.orEmpty(exchange.parameter("marker"));
@@ -63,7 +57,7 @@ final class ListingOperations {
         if (page.truncated() && !page.items().isEmpty()) {
             String last = page.items().getLast().key();
             if (version2) {
-                xml.element("NextContinuationToken", Base64.getUrlEncoder().withoutPadding().encodeToString(last.getBytes(StandardCharsets.UTF_8)));
+                xml.element("NextContinuationToken", S3Requests.continuationToken(last));
             } else {
                 xml.element("NextMarker", S3Requests.encode(last, urlEncode));
             }

@@ -7,6 +7,7 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FaultPoints;
 import dev.plinth.common.Layout;
 import dev.plinth.common.Names;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
@@ -107,7 +108,7 @@ final class MultipartOperations {
 
     /** The upload a request's uploadId names, which must be for {@code key} in {@code bucket}. */
     private Upload uploadOf(S3Exchange exchange, String bucket, String key) {
-        namespace.bucket(bucket);
+        namespace.bucket(bucket, Permissions.EXECUTE); // a caller who cannot reach the bucket learns nothing of its uploads
         Upload upload = upload(bucket, exchange.parameter("uploadId"));
         if (!upload.record().key().equals(key)) {
             throw new S3Exception(S3Error.NO_SUCH_UPLOAD, "the upload is for another key");
@@ -432,9 +433,8 @@ final class MultipartOperations {
     }
 
     void listParts(S3Exchange exchange, String bucket, String key) {
-        namespace.bucket(bucket);
         String uploadId = exchange.parameter("uploadId");
-        UploadRecord upload = upload(bucket, uploadId).record();
+        UploadRecord upload = uploadOf(exchange, bucket, key).record();
         int marker = exchange.parameter("part-number-marker") == null ? 0 : S3Requests.boundedCount(exchange.parameter("part-number-marker"), "part-number-marker");
         int maxParts = S3Requests.boundedCount(exchange.parameter("max-parts"), "max-parts");
         List<Part> parts = parts(uploadPath(bucket, uploadId)).stream().filter(p -> p.number() > marker).toList();
@@ -522,10 +522,9 @@ final class MultipartOperations {
         return xml.end("CompleteMultipartUploadResult");
     }
 
-    void abortMultipartUpload(S3Exchange exchange, String bucket) {
-        namespace.bucket(bucket);
-        String uploadId = exchange.parameter("uploadId");
-        removeUpload(upload(bucket, uploadId), uploadPath(bucket, uploadId));
+    void abortMultipartUpload(S3Exchange exchange, String bucket, String key) {
+        Upload upload = uploadOf(exchange, bucket, key);
+        removeUpload(upload, uploadPath(bucket, exchange.parameter("uploadId")));
         exchange.respond(204, null, null);
     }
 

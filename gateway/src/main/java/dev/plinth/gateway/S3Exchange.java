@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
@@ -182,7 +183,20 @@ final class S3Exchange {
         headers.set("x-amz-request-id", requestId);
         headers.set(HttpHeaderNames.SERVER, "Plinth");
         headers.set(HttpHeaderNames.DATE, Http.date(System.currentTimeMillis()));
+        if (bodyPending()) {
+            // answered before the body ended (a refusal, often before a client that expects 100-continue
+            // sent any of it): the connection closes after this response, and the client must be told,
+            // or it sends its next request into a connection that is draining
+            closeAfterResponse = true;
+            headers.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
         return headers;
+    }
+
+    /** Whether the request has a body that has not all arrived. */
+    private boolean bodyPending() {
+        boolean declaresBody = HttpUtil.getContentLength(request, 0L) > 0 || HttpUtil.isTransferEncodingChunked(request);
+        return declaresBody && !body.ended();
     }
 
     /** A whole response. {@code content} may be null (no body; HEAD answers keep their Content-Length). */

@@ -144,6 +144,15 @@ final class S3Namespace {
     }
 
     /** The attributes of a bucket's directory; NoSuchBucket if there is none. */
+    /** A bucket the caller may reach as {@code access} asks ({@link Permissions#READ} to list, {@link Permissions#EXECUTE} to reach keys), else AccessDenied. */
+    Attributes bucket(String bucket, int access) {
+        Attributes attributes = bucket(bucket);
+        if (!Permissions.allowed(client.caller(), attributes.mode(), attributes.uid(), attributes.gid(), true, access)) {
+            throw new S3Exception(S3Error.ACCESS_DENIED, "permission denied");
+        }
+        return attributes;
+    }
+
     Attributes bucket(String bucket) {
         try {
             Attributes attributes = client.stat(bucketPath(bucket));

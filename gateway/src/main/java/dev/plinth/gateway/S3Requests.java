@@ -4,7 +4,11 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Permissions;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 
@@ -64,6 +68,27 @@ final class S3Requests {
 
     static String encode(String value, boolean urlEncode) {
         return urlEncode ? SigV4.uriEncode(value, true) : value;
+    }
+
+    /** What a continuation token carries before the name it resumes after, so that a token we never gave is refused. */
+    private static final String TOKEN_TAG = "plinth-after:";
+
+    /** A continuation token that resumes a listing after {@code name}. */
+    static String continuationToken(String name) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString((TOKEN_TAG + name).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The name a continuation token resumes after; InvalidArgument for anything this gateway did not hand out. */
+    static String resumeAfter(String token) {
+        try {
+            String decoded = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(Base64.getUrlDecoder().decode(token))).toString();
+            if (decoded.startsWith(TOKEN_TAG)) {
+                return decoded.substring(TOKEN_TAG.length());
+            }
+        } catch (IllegalArgumentException | CharacterCodingException e) {
+            // refused below
+        }
+        throw new S3Exception(S3Error.INVALID_ARGUMENT, "the continuation token provided is incorrect");
     }
 
     static String orEmpty(String value) {

@@ -101,7 +101,7 @@ final class S3Router {
         });
         route("object PUT uploadId", "UploadPart", false, (exchange, body, bucket, key) -> uploads.uploadPart(exchange, body, bucket, key));
         route("object DELETE", "DeleteObject", false, (exchange, body, bucket, key) -> objects.deleteObject(exchange, bucket, key));
-        route("object DELETE uploadId", "AbortMultipartUpload", false, (exchange, body, bucket, key) -> uploads.abortMultipartUpload(exchange, bucket));
+        route("object DELETE uploadId", "AbortMultipartUpload", false, (exchange, body, bucket, key) -> uploads.abortMultipartUpload(exchange, bucket, key));
         route("object POST uploads", "CreateMultipartUpload", false,
                 (exchange, body, bucket, key) -> uploads.createMultipartUpload(exchange, bucket, key));
         route("object POST uploadId", "CompleteMultipartUpload", false,

@@ -306,7 +306,8 @@ class S3BadInputTest {
     /**
      * A client that expects 100-continue sends its body only after the gateway's 100, which comes
      * when the request's handler reads: an upload refused first (a signature that does not match) is
-     * answered without a 100, so its body is never sent; an accepted one gets its 100, then its 200.
+     * answered without a 100 and with Connection: close, so its body is never sent; an accepted one
+     * gets its 100, then its 200.
      */
     @Test
     void expectContinueHasTheBodySentOnlyWhenItIsWanted() throws IOException {
@@ -322,6 +323,9 @@ class S3BadInputTest {
             S3Testing.Response refused = S3Testing.readOne(new java.io.BufferedInputStream(socket.getInputStream()));
             assertThat(refused.status()).isEqualTo(403);
             assertThat(refused.errorCode()).isEqualTo("SignatureDoesNotMatch");
+            // the body never came, so the connection cannot carry another request: the answer says so, or
+            // the client's next request on it would be read as this one's body
+            assertThat(refused.headers()).containsEntry("connection", "close");
         }
         String acceptedHead = S3Testing.signedHead(endpoint, key, "PUT", "/bad/continued", headers, SigV4.UNSIGNED_PAYLOAD);
         try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {

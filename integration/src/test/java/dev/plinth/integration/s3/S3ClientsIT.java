@@ -202,6 +202,19 @@ class S3ClientsIT {
         assertThat(output).contains("conformance suite: all checks passed");
     }
 
+    /** Every implemented operation over the errors AWS documents for it (error_sweep.py). */
+    @Test
+    void boto3ErrorSweep() throws Exception {
+        dev.plinth.wire.messages.MgmtMessages.AccessKey other;
+        try (PlinthClient plinth = cluster.client()) {
+            other = plinth.createAccessKey(new dev.plinth.wire.messages.MgmtMessages.CreateAccessKey(null, null, 4344, 4344, List.of(), "sweeper"));
+        }
+        String script = Path.of("target", "test-classes", "s3", "error_sweep.py").toAbsolutePath().toString();
+        String output = TestProcesses.run(List.of("/usr/bin/python3", script, endpoint, key.accessKeyId(), key.secretKey(),
+                other.accessKeyId(), other.secretKey(), "error-sweep"), Map.of("AWS_EC2_METADATA_DISABLED", "true"), LIMIT);
+        assertThat(output).contains(" 0 answered otherwise than AWS");
+    }
+
     // ---- rclone
 
     @Test
