@@ -393,6 +393,30 @@ def rename_changes_ctime():
 
 
 @check
+def rename_exchange_swaps_two_names():
+    """renameat2(RENAME_EXCHANGE): across directories, a directory's link moves with it, and never into itself."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def exchange(a, b):
+        if libc.renameat2(-100, a.encode(), -100, b.encode(), 2) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code))
+
+    os.makedirs(path("swap-a", "dir", "inner"))
+    os.mkdir(path("swap-b"))
+    write_file(path("swap-b", "file"), b"file")
+    links_a, links_b = os.stat(path("swap-a")).st_nlink, os.stat(path("swap-b")).st_nlink
+    exchange(path("swap-a", "dir"), path("swap-b", "file"))
+    assert read_file(path("swap-a", "dir")) == b"file"
+    assert os.path.isdir(path("swap-b", "file", "inner"))
+    assert os.stat(path("swap-a")).st_nlink == links_a - 1 and os.stat(path("swap-b")).st_nlink == links_b + 1
+    assert os.stat(path("swap-b", "file", "..")).st_ino == os.stat(path("swap-b")).st_ino
+    expect_errno(errno.EINVAL, exchange, path("swap-b", "file"), path("swap-b", "file", "inner"))
+    expect_errno(errno.ENOENT, exchange, path("swap-a", "dir"), path("swap-a", "absent"))
+
+
+@check
 def special_files_are_inodes_of_their_type():
     """mkfifo, mknod of devices, and a Unix socket's bind make inodes that behave as other inodes do."""
     import socket

@@ -39,6 +39,7 @@ final class MetaRouter {
             case MetaMessages.Unlink r -> r.parentId();
             case MetaMessages.Rmdir r -> r.parentId();
             case MetaMessages.Rename r -> r.sourceParentId();
+            case MetaMessages.Exchange r -> r.firstParentId();
             case MetaMessages.Link r -> r.parentId();
             case MetaMessages.SetXattr r -> r.inodeId();
             case MetaMessages.RemoveXattr r -> r.inodeId();

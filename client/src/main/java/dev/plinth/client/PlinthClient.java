@@ -691,6 +691,11 @@ public final class PlinthClient implements AutoCloseable {
         meta(new MetaMessages.Rename(header(), sourceParentId, sourceName, targetParentId, targetName, noReplace));
     }
 
+    /** Swaps what two names name (renameat2's RENAME_EXCHANGE); both must exist. */
+    public void exchange(long firstParentId, String firstName, long secondParentId, String secondName) {
+        meta(new MetaMessages.Exchange(header(), firstParentId, firstName, secondParentId, secondName));
+    }
+
     public Attributes link(long inodeId, long parentId, String name) {
         return this.<AttributesReply>meta(new MetaMessages.Link(header(), inodeId, parentId, name)).attributes();
     }

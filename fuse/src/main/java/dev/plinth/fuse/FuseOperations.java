@@ -353,11 +353,12 @@ final class FuseOperations {
 
     void rename(MemorySegment req, long parent, MemorySegment name, long newParent, MemorySegment newName, int flags) {
         serve(req, "rename", () -> {
-            if ((flags & RENAME_EXCHANGE) != 0) {
-                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "RENAME_EXCHANGE is not supported");
-            }
             requireWritable();
-            client.rename(parent, string(name), newParent, string(newName), (flags & RENAME_NOREPLACE) != 0);
+            if ((flags & RENAME_EXCHANGE) != 0) {
+                client.exchange(parent, string(name), newParent, string(newName));
+            } else {
+                client.rename(parent, string(name), newParent, string(newName), (flags & RENAME_NOREPLACE) != 0);
+            }
             replyError(req, 0);
         });
     }

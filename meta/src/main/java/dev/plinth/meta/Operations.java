@@ -43,6 +43,7 @@ final class Operations {
             case MetaMessages.Unlink request -> Unlink.apply(namespace, request);
             case MetaMessages.Rmdir request -> Rmdir.apply(namespace, request);
             case MetaMessages.Rename request -> Rename.apply(namespace, request);
+            case MetaMessages.Exchange request -> Rename.exchange(namespace, request);
             case MetaMessages.Link request -> Link.apply(namespace, request);
             case MetaMessages.SetXattr request -> Xattrs.set(namespace, request);
             case MetaMessages.RemoveXattr request -> Xattrs.remove(namespace, request);

@@ -108,5 +108,6 @@ final class Messages {
         registry.register(164, FsckMessages.ListFileChains.class, FsckMessages.FileChainList.class);
         registry.register(165, MdtGroupMessages.ChangeMdtReplicas.class, MdtGroupMessages.MdtReplicaList.class);
         registry.register(166, MetaMessages.SwapLayout.class, MetaMessages.AttributesReply.class);
+        registry.register(167, MetaMessages.Exchange.class, Empty.class);
     }
 }

@@ -74,6 +74,56 @@ public final class Rename {
         return HandshakeMessages.EMPTY;
     }
 
+    /**
+     * renameat2's RENAME_EXCHANGE: each name then names the other's inode, in one write batch.
+     * Both names must exist; each is checked as a rename of it would be (write and search on its
+     * parent, the sticky rule, write on a directory whose ".." changes, no directory into its own
+     * subtree); entry counts stay, and a directory that changes parent moves its link with it.
+     */
+    public static Empty exchange(Namespace namespace, MetaMessages.Exchange request) {
+        InodeRecord[] first = namespace.removableEntry(request.firstParentId(), request.firstName());
+        InodeRecord[] second = namespace.removableEntry(request.secondParentId(), request.secondName());
+        DentryRecord firstEntry = namespace.dentry(first[0].inodeId(), request.firstName());
+        DentryRecord secondEntry = namespace.dentry(second[0].inodeId(), request.secondName());
+        if (firstEntry.inodeId() == secondEntry.inodeId()) {
+            return HandshakeMessages.EMPTY; // two links of one inode: nothing changes
+        }
+        long firstParentId = first[0].inodeId();
+        long secondParentId = second[0].inodeId();
+        boolean changesParent = firstParentId != secondParentId;
+        if (changesParent) {
+            for (InodeRecord[] side : new InodeRecord[][] {first, second}) {
+                InodeRecord inode = side[1];
+                if (inode.isDirectory()) {
+                    namespace.check(inode, Namespace.WRITE); // its ".." changes
+                }
+            }
+            if (first[1].isDirectory()) {
+                checkNotIntoItself(namespace, first[1].inodeId(), secondParentId);
+            }
+            if (second[1].isDirectory()) {
+                checkNotIntoItself(namespace, second[1].inodeId(), firstParentId);
+            }
+        }
+        long now = namespace.now();
+        namespace.putDentry(firstParentId, request.firstName(), secondEntry);
+        namespace.putDentry(secondParentId, request.secondName(), firstEntry);
+        int directoriesIntoFirst = (second[1].isDirectory() ? 1 : 0) - (first[1].isDirectory() ? 1 : 0);
+        if (changesParent) {
+            namespace.putInode(namespace.inode(firstParentId).withChildDelta(0, directoriesIntoFirst, now));
+            namespace.putInode(namespace.inode(secondParentId).withChildDelta(0, -directoriesIntoFirst, now));
+        } else {
+            namespace.putInode(namespace.inode(firstParentId).withChildDelta(0, 0, now));
+        }
+        for (InodeRecord inode : new InodeRecord[] {first[1], second[1]}) {
+            InodeRecord current = namespace.inode(inode.inodeId());
+            long newParentId = inode == first[1] ? secondParentId : firstParentId;
+            namespace.putInode(current.isDirectory() ? current.withParent(newParentId, now)
+                    : current.withTimes(current.atimeNanos(), current.mtimeNanos(), now));
+        }
+        return HandshakeMessages.EMPTY;
+    }
+
     /** Drops the entry of a file that a new one replaces (rename over it, or publish over it). */
     static void removeReplacedFile(Namespace namespace, InodeRecord parent, String name, InodeRecord target, long now) {
         namespace.deleteDentry(parent.inodeId(), name);

@@ -24,7 +24,7 @@ public final class MetaMessages {
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
             HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
-            HsmMessages.ForgetRemovedCopies, SwapLayout {
+            HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange {
         OpHeader header();
     }
 
@@ -211,6 +211,10 @@ public final class MetaMessages {
     /** Moves an entry, replacing a compatible destination atomically; {@code noReplace} fails with EEXIST instead. */
     public record Rename(OpHeader header, long sourceParentId, String sourceName, long targetParentId, String targetName,
                          boolean noReplace) implements Mutation {}
+
+    /** renameat2's RENAME_EXCHANGE: the two names swap the inodes they name, atomically; both must exist. */
+    public record Exchange(OpHeader header, long firstParentId, String firstName, long secondParentId, String secondName)
+            implements Mutation {}
 
     public record Link(OpHeader header, long inodeId, long parentId, String name) implements Mutation {}
 
