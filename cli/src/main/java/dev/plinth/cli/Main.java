@@ -18,7 +18,7 @@ import picocli.CommandLine.Command;
                 S3Command.class,
                 UmountCommand.class,
                 FsCommand.class,
-                SetstripeCommand.class, MigrateCommand.class,
+                SetstripeCommand.class, MigrateCommand.class, RebuildCommand.class,
                 GetstripeCommand.class,
                 PoolCommand.class,
                 ArchiveCommand.class,

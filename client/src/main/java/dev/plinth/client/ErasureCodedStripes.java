@@ -767,8 +767,9 @@ final class ErasureCodedStripes implements StripeIo {
      * is looked at again a second later (a write in progress looks the same for a moment) and then
      * mended: cells that disagree with K or more others, or cannot be read, are rebuilt from those;
      * parity that does not match data agreeing on one tag is made again from the data.
+     * {@code settleMillis} is that second: 0 where the file is known to be quiet (a rebuild).
      */
-    ParityCheck checkParity(long sizeBytes, boolean repair) {
+    ParityCheck checkParity(long sizeBytes, boolean repair, long settleMillis) {
         long rowBytes = rowBytes();
         long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
         long groups = (parityLength + chunkBytes - 1) / chunkBytes;
@@ -779,14 +780,16 @@ final class ErasureCodedStripes implements StripeIo {
             if (problem == null) {
                 continue;
             }
-            if (repair) {
+            if (repair && settleMillis > 0) {
                 try {
-                    Thread.sleep(1000);
+                    Thread.sleep(settleMillis);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new PlinthException(ErrorCode.INTERRUPTED, "interrupted");
                 }
                 problem = checkGroup(group);
+            }
+            if (repair) {
                 if (problem != null) {
                     try {
                         forgetTag(group);

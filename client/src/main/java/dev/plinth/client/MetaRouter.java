@@ -50,6 +50,7 @@ final class MetaRouter {
             case MetaMessages.PutWhole r -> r.parentId();
             case MetaMessages.SetLayout r -> r.inodeId();
             case MetaMessages.SwapLayout r -> r.inodeId();
+            case MetaMessages.ReplaceCellChains r -> r.inodeId();
             case MetaMessages.SetLock r -> r.inodeId();
             case HsmMessages.GetHsmState r -> r.inodeId();
             case HsmMessages.SetHsmFlags r -> r.inodeId();

@@ -104,7 +104,7 @@ public final class Migration {
         return new Result(path, Outcome.BUSY, 0, null, null, ATTEMPTS, note + " (" + ATTEMPTS + " copies made; try again later)");
     }
 
-    private static void pause(long millis) {
+    static void pause(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {

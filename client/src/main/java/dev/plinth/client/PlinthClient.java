@@ -584,10 +584,11 @@ public final class PlinthClient implements AutoCloseable {
         if (file.layout() == null || !file.layout().erasureCoded()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + file.inodeId() + " is not erasure-coded");
         }
-        ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.inodeId(), file.layout())
-                .checkParity(file.sizeBytes(), repair);
+        ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.layout().chunkOwner(file.inodeId()), file.layout())
+                .checkParity(file.sizeBytes(), repair, 1000);
         return new ParityReport(check.groups(), check.problems(), check.repaired());
     }
+
 
     public Attributes getAttr(long inodeId) {
         return this.<AttributesReply>meta(new MetaMessages.GetAttr(header(), inodeId)).attributes();

@@ -182,6 +182,56 @@ class ErasureCodingTest {
         }
     }
 
+    @Test
+    void aFailedTargetsCellsAreRebuiltOntoOtherTargets() throws Exception {
+        Random random = new Random(13);
+        byte[] content = new byte[(3 << 20) + 4321];
+        random.nextBytes(content);
+        try (MiniCluster cluster = MiniCluster.start(directory, sixTargets()); PlinthClient client = cluster.client()) {
+            Layout layout = new Layout(1, 128 << 10, 256 << 10, "default", 1, List.of()).withErasureCoding(2, 1);
+            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
+                file.write(0, ByteBuffer.wrap(content));
+            }
+            FaultPoints.set(FaultPoints.STORAGE_FSYNC_FAIL, "1"); // the first target to sync fails for good
+            try (PlinthFile file = client.open("/ec", true)) {
+                file.write(0, ByteBuffer.wrap(content, 0, 1000));
+                file.fsync();
+            } catch (RuntimeException expected) {
+                // the failed target's fsync
+            }
+            var before = client.stat("/ec");
+            int failedTarget = -1;
+            for (long deadline = System.nanoTime() + 20_000_000_000L; failedTarget < 0 && System.nanoTime() < deadline; Thread.sleep(100)) {
+                for (int chain : before.layout().chainIds()) {
+                    int target = client.refreshClusterMap().chain(chain).members().getFirst().targetId();
+                    var info = client.clusterMap().target(target);
+                    if (info.state() != dev.plinth.wire.messages.MgmtMessages.TargetState.ONLINE) {
+                        failedTarget = target;
+                    }
+                }
+            }
+            assertThat(failedTarget).as("a target of the file went offline").isNotNegative();
+
+            dev.plinth.client.CellRebuild.Result result = dev.plinth.client.CellRebuild.rebuild(client, before, java.util.Set.of(failedTarget));
+            assertThat(result.movedCells()).hasSize(1);
+            // 3 MiB + 4321 bytes in rows of two 128 KiB cells: 1.5 MiB + 4321 bytes per cell, 7 chunk groups of 256 KiB
+            assertThat(result.groupsRebuilt()).isEqualTo(7);
+            var after = client.stat("/ec");
+            int movedCell = result.movedCells().getFirst();
+            int newTarget = client.clusterMap().chain(after.layout().chainIds().get(movedCell)).targetIds().getFirst();
+            assertThat(newTarget).isNotEqualTo(failedTarget);
+            assertThat(after.layout().chainIds()).doesNotContainAnyElementsOf(java.util.stream.IntStream.range(0, 3)
+                    .filter(cell -> cell == movedCell).mapToObj(cell -> before.layout().chainIds().get(cell)).toList());
+            assertThat(after.sizeBytes()).isEqualTo(before.sizeBytes());
+            assertThat(after.mtimeNanos()).isEqualTo(before.mtimeNanos());
+            // every cell readable and agreeing without the failed target: nothing left to decode
+            assertThat(client.checkParity(after, false).problems()).isEmpty();
+            assertSameBytes(read(client, "/ec", 0, content.length), content, "after the rebuild");
+            assertThat(dev.plinth.client.CellRebuild.rebuild(client, after, java.util.Set.of(failedTarget)).movedCells())
+                    .as("nothing is left on the target").isEmpty();
+        }
+    }
+
     /** The object whose target serves nothing any more: the one whose chunk files a read cannot reach is found by elimination. */
     private int failedObject(PlinthClient client, Layout template, long inode) {
         Layout layout = client.stat("/ec").layout();

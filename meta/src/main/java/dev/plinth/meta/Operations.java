@@ -51,6 +51,7 @@ final class Operations {
             case MetaMessages.Close request -> OpenClose.close(namespace, request);
             case MetaMessages.SetLayout request -> SetLayout.apply(namespace, request);
             case MetaMessages.SwapLayout request -> SetLayout.swap(namespace, request);
+            case MetaMessages.ReplaceCellChains request -> SetLayout.replaceCellChains(namespace, request);
             case MetaMessages.OpenSession request -> Sessions.open(namespace, request, newClientId, leaseMillis);
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);

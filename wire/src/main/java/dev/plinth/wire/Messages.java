@@ -109,5 +109,6 @@ final class Messages {
         registry.register(165, MdtGroupMessages.ChangeMdtReplicas.class, MdtGroupMessages.MdtReplicaList.class);
         registry.register(166, MetaMessages.SwapLayout.class, MetaMessages.AttributesReply.class);
         registry.register(167, MetaMessages.Exchange.class, Empty.class);
+        registry.register(168, MetaMessages.ReplaceCellChains.class, MetaMessages.AttributesReply.class);
     }
 }

@@ -73,6 +73,27 @@ public final class SetLayout {
         return new AttributesReply(migrated.toAttributes());
     }
 
+    /** Moves an erasure-coded file's cells to other chains, once the rebuilder has written them there (see {@link MetaMessages.ReplaceCellChains}). */
+    public static AttributesReply replaceCellChains(Namespace namespace, MetaMessages.ReplaceCellChains request) {
+        InodeRecord file = namespace.inode(request.inodeId());
+        namespace.requireOwner(file);
+        dev.plinth.common.Layout layout = file.layout();
+        if (file.type() != FileType.FILE || layout == null || !layout.erasureCoded()
+                || request.chainIds().size() != layout.chainIds().size()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "cells move only between chains of an erasure-coded file's width");
+        }
+        if (!layout.chainIds().equals(request.expectedChainIds()) || file.sizeBytes() != request.expectedSizeBytes()
+                || file.mtimeNanos() != request.expectedMtimeNanos()) {
+            throw new PlinthException(ErrorCode.CHANGED, "the file changed while its cells were rebuilt");
+        }
+        if (!namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, file.inodeId()), null, 1).isEmpty()) {
+            throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a handle opened before would go on with the old chains");
+        }
+        InodeRecord moved = file.withLayout(layout.withChains(request.chainIds()), namespace.now());
+        namespace.putInode(moved);
+        return new AttributesReply(moved.toAttributes());
+    }
+
     /**
      * Keeps a directory's layout set with force (the leader found it unplaceable, or may have), or
      * an erasure-coded one (its cells may have to share nodes), so that `plinth status` can say

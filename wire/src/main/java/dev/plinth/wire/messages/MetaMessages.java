@@ -24,7 +24,7 @@ public final class MetaMessages {
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
             HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
-            HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange {
+            HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange, ReplaceCellChains {
         OpHeader header();
     }
 
@@ -307,6 +307,16 @@ public final class MetaMessages {
      */
     public record SwapLayout(OpHeader header, long inodeId, long donorId, long expectedSizeBytes, long expectedMtimeNanos)
             implements Mutation {}
+
+    /**
+     * The last step of {@code plinth rebuild}: erasure-coded file {@code inodeId}'s cells move from
+     * the chains {@code expectedChainIds} to {@code chainIds} (same width; the rebuilder already
+     * wrote the moved cells there, decoded from the others). Refused as {@link SwapLayout} is:
+     * CHANGED unless the file still has the expected chains, size and mtime (the rebuilder looks
+     * again), WOULD_BLOCK while it is open. The file keeps everything else. Owner or root.
+     */
+    public record ReplaceCellChains(OpHeader header, long inodeId, List<Integer> expectedChainIds, List<Integer> chainIds,
+                                    long expectedSizeBytes, long expectedMtimeNanos) implements Mutation {}
 
     /**
      * The layouts kept with {@code force} (see {@link SetLayout}) that the cluster cannot place

@@ -1,0 +1,130 @@
+package dev.plinth.client;
+
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.Layout;
+import dev.plinth.common.PlinthException;
+import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
+import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
+import dev.plinth.wire.messages.MgmtMessages.TargetState;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code plinth rebuild}: an erasure-coded file's cells on targets that will not come back are
+ * decoded from its other cells onto other targets (design note 89).
+ */
+public final class CellRebuild {
+    private CellRebuild() {}
+
+    /** What a rebuild did to one file: the cells it moved (none if it had none on the targets) and the chunk groups it rebuilt. */
+    public record Result(List<Integer> movedCells, long groupsRebuilt) {}
+
+    /**
+     * Moves an erasure-coded file's cells off {@code goneTargets} (targets that will not come
+     * back): each such cell gets another target's one-replica chain, on a node the file's other
+     * cells do not use where there is one, else on a target they do not use; every chunk group is
+     * then checked through the new chains, and the moved cells, absent there, are decoded from
+     * the others and written with the group's other cells under one new tag. Only then does the
+     * file's layout name the new chains ({@link MetaMessages.ReplaceCellChains}), so no reader
+     * ever meets an empty cell. A file written meanwhile is rebuilt again (up to 8 times); one that
+     * stays open is BUSY after 10 s.
+     */
+    public static Result rebuild(PlinthClient client, Attributes file, Set<Integer> goneTargets) {
+        long inodeId = file.inodeId();
+        for (int attempt = 0; ; attempt++) {
+            Attributes current = attempt == 0 ? file : client.getAttr(inodeId);
+            Layout layout = current.layout();
+            if (layout == null || !layout.erasureCoded()) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + inodeId + " is not erasure-coded");
+            }
+            ClusterMap map = client.refreshClusterMap();
+            List<Integer> chains = new ArrayList<>(layout.chainIds());
+            List<Integer> moved = new ArrayList<>();
+            for (int cell = 0; cell < chains.size(); cell++) {
+                ChainInfo chain = map.chain(chains.get(cell));
+                if (chain != null && chain.members().stream().anyMatch(member -> goneTargets.contains(member.targetId()))) {
+                    moved.add(cell);
+                }
+            }
+            if (moved.isEmpty()) {
+                return new Result(List.of(), 0);
+            }
+            for (int cell : moved) {
+                chains.set(cell, replacementChain(map, layout.pool(), chains, moved, goneTargets));
+            }
+            Layout next = layout.withChains(chains);
+            ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, layout.chunkOwner(inodeId), next)
+                    .checkParity(current.sizeBytes(), true, 0);
+            List<String> failed = check.problems().stream().filter(problem -> !problem.endsWith("(repaired)")).toList();
+            if (!failed.isEmpty()) {
+                throw new PlinthException(ErrorCode.IO_ERROR, "inode " + inodeId + ": " + failed.getFirst());
+            }
+            long busySince = System.nanoTime();
+            while (true) {
+                try {
+                    client.meta(new MetaMessages.ReplaceCellChains(client.header(), inodeId, layout.chainIds(), chains, current.sizeBytes(),
+                            current.mtimeNanos()));
+                    return new Result(moved, check.repaired());
+                } catch (PlinthException e) {
+                    if (e.code() == ErrorCode.CHANGED && attempt < 8) {
+                        break; // written meanwhile: what was written went to the old chains, so rebuild again
+                    }
+                    if (e.code() != ErrorCode.WOULD_BLOCK || System.nanoTime() - busySince > TimeUnit.SECONDS.toNanos(10)) {
+                        throw e.code() == ErrorCode.WOULD_BLOCK ? new PlinthException(ErrorCode.BUSY, "inode " + inodeId + " stays open", e) : e;
+                    }
+                    Migration.pause(200);
+                }
+            }
+        }
+    }
+
+    /**
+     * A one-replica chain of an online target of {@code pool} for a moved cell: not one the file
+     * uses, on a node its kept cells do not use where there is one (the least used node first).
+     */
+    private static int replacementChain(ClusterMap map, String pool, List<Integer> chains, List<Integer> moved,
+                                        Set<Integer> goneTargets) {
+        PoolInfo poolInfo = map.pool(pool);
+        Set<Integer> usedNodes = new HashSet<>();
+        for (int cell = 0; cell < chains.size(); cell++) {
+            ChainInfo chain = map.chain(chains.get(cell));
+            if (chain != null && !(moved.contains(cell) && chain.members().stream().anyMatch(m -> goneTargets.contains(m.targetId())))) {
+                chain.targetIds().forEach(target -> {
+                    TargetInfo info = map.target(target);
+                    if (info != null) {
+                        usedNodes.add(info.nodeId());
+                    }
+                });
+            }
+        }
+        Integer best = null;
+        boolean bestOnNewNode = false;
+        for (ChainInfo chain : map.chains()) {
+            if (chain.replicas() != 1 || chain.targetIds().size() != 1 || chains.contains(chain.chainId())) {
+                continue;
+            }
+            int target = chain.targetIds().getFirst();
+            TargetInfo info = map.target(target);
+            if (info == null || info.state() != TargetState.ONLINE || goneTargets.contains(target)
+                    || (poolInfo != null && !poolInfo.targetIds().contains(target))) {
+                continue;
+            }
+            boolean onNewNode = !usedNodes.contains(info.nodeId());
+            if (best == null || (onNewNode && !bestOnNewNode)) {
+                best = chain.chainId();
+                bestOnNewNode = onNewNode;
+            }
+        }
+        if (best == null) {
+            throw new PlinthException(ErrorCode.NO_SPACE, "no online target of pool '" + pool + "' outside the file's cells to take a cell");
+        }
+        return best;
+    }
+}
