@@ -1,6 +1,7 @@
 // The ceiling of any FUSE file system on a machine, for bench/fuse-compare.sh and bench/dataset-bench.sh:
-// an in-memory low-level file system that does no work (lookup, create, flush, release, getattr, unlink,
-// mkdir, rmdir; write keeps only the size, read returns that many zeros).
+// an in-memory low-level file system that does no work (lookup, create, flush, release, getattr, setattr,
+// unlink, mkdir, rmdir, fsync; write keeps only the size, read returns that many zeros). fsync answers
+// instead of ENOSYS, after which the kernel would stop sending it, so a synced write costs its round trip.
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <stdio.h>
@@ -30,10 +31,14 @@ static void m_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi){ f
 static void m_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi){ if(ino < INODES_MAX && off + (off_t)size > sizes[ino]) sizes[ino] = off + size; fuse_reply_write(req, size); }
 static void m_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi){ off_t end = ino < INODES_MAX ? sizes[ino] : 0; size_t n = off >= end ? 0 : (size_t)(end - off) < size ? (size_t)(end - off) : size; if(n > sizeof zeros) n = sizeof zeros; fuse_reply_buf(req, zeros, n); }
 static void m_ok(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi){ fuse_reply_err(req,0); }
+static void m_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi){ fuse_reply_err(req,0); }
+static void m_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi){
+  if((to_set & FUSE_SET_ATTR_SIZE) && ino < INODES_MAX) sizes[ino] = attr->st_size;
+  struct stat st; mode_t m = ino==1 ? (S_IFDIR|0755) : ino < INODES_MAX ? modes[ino] : 0; fill(ino,m,&st); fuse_reply_attr(req,&st,1.0); }
 static void m_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi){ fuse_reply_open(req,fi); }
 static void m_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi){ fuse_reply_buf(req,NULL,0); }
 static const struct fuse_lowlevel_ops ops = { .lookup=m_lookup, .getattr=m_getattr, .mkdir=m_mkdir, .create=m_create, .unlink=rm, .rmdir=rm,
-  .open=m_open, .read=m_read, .write=m_write, .flush=m_ok, .release=m_ok, .opendir=m_opendir, .readdir=m_readdir, .releasedir=m_ok };
+  .open=m_open, .read=m_read, .write=m_write, .flush=m_ok, .release=m_ok, .fsync=m_fsync, .setattr=m_setattr, .opendir=m_opendir, .readdir=m_readdir, .releasedir=m_ok };
 int main(int argc, char *argv[]){
   struct fuse_args args = FUSE_ARGS_INIT(argc, argv); struct fuse_cmdline_opts o;
   if (fuse_parse_cmdline(&args, &o) != 0 || !o.mountpoint) { fprintf(stderr,"usage: memfs MOUNTPOINT\n"); return 1; }

@@ -45,6 +45,10 @@ import picocli.CommandLine.Option;
                 "and with the CPU time this whole machine spent per GiB moved and the share it stood idle (Linux)."})
 final class BenchCommand implements Callable<Integer> {
     static final int BLOCK_BYTES = 1 << 20;
+    /** Random reads: their size, how long each depth runs, and the depths. */
+    static final int RANDOM_READ_BYTES = 4096;
+    static final long RANDOM_READ_MILLIS = 5000;
+    static final int[] RANDOM_DEPTHS = {1, 32};
     /** Untimed reads of the 256 MiB warm-up file before the measured read: 8 GiB, see where it is used. */
     static final int WARM_READS = 32;
     /** Untimed writes of the warm-up file before the measured write: 2 GiB. */
@@ -216,6 +220,51 @@ final class BenchCommand implements Callable<Integer> {
                 progress("plinth sequential read         %9.1f MiB/s%s%s", plinthRead.mibPerSecond(), of, plinthRead.cpu());
                 readRounds.add(new ReadRound(localRead.mibPerSecond(), network.mibPerSecond(), plinthRead.mibPerSecond()));
             }
+            // random 4 KiB reads over the same two files, as map-style datasets read samples: one at a time and 32 at
+            // once (threads), the local file with O_DIRECT so that both sides read the disk
+            double[] localRandom = new double[RANDOM_DEPTHS.length];
+            double[] plinthRandom = new double[RANDOM_DEPTHS.length];
+            for (int d = 0; d < RANDOM_DEPTHS.length; d++) {
+                int depth = RANDOM_DEPTHS[d];
+                if (cachesDropped) {
+                    dropCaches();
+                }
+                localRandom[d] = randomReads(depth, bytes, () -> {
+                    FileChannel channel = FileChannel.open(localFile, StandardOpenOption.READ, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+                    ByteBuffer aligned = ByteBuffer.allocateDirect(2 * RANDOM_READ_BYTES).alignedSlice(RANDOM_READ_BYTES);
+                    return new RandomReader() {
+                        @Override
+                        public void read(long offset) throws IOException {
+                            channel.read(aligned.clear().limit(RANDOM_READ_BYTES), offset);
+                        }
+
+                        @Override
+                        public void close() throws IOException {
+                            channel.close();
+                        }
+                    };
+                });
+                progress("local  random 4 KiB reads, %2d at once  %9.0f per s", depth, localRandom[d]);
+                if (cachesDropped) {
+                    dropCaches();
+                }
+                plinthRandom[d] = randomReads(depth, bytes, () -> {
+                    PlinthFile in = plinth.open(remoteFile, false);
+                    ByteBuffer buffer = ByteBuffer.allocateDirect(RANDOM_READ_BYTES);
+                    return new RandomReader() {
+                        @Override
+                        public void read(long offset) {
+                            in.read(offset, buffer.clear());
+                        }
+
+                        @Override
+                        public void close() {
+                            in.close();
+                        }
+                    };
+                });
+                progress("plinth random 4 KiB reads, %2d at once  %9.0f per s", depth, plinthRandom[d]);
+            }
             Files.delete(localFile);
             List<ReadRound> byRatio = new ArrayList<>(readRounds);
             byRatio.sort(java.util.Comparator.comparingDouble(ReadRound::ratio));
@@ -253,6 +302,10 @@ final class BenchCommand implements Callable<Integer> {
                 results.add(new Result("  short-circuit read" + (cachesDropped ? "" : " (warm)"), localRead, shortCircuitRead, "MiB/s",
                         "local disk"));
             }
+            for (int d = 0; d < RANDOM_DEPTHS.length; d++) {
+                results.add(new Result("random 4 KiB read, " + RANDOM_DEPTHS[d] + " at once", localRandom[d], plinthRandom[d], "reads/s",
+                        "local disk, O_DIRECT"));
+            }
             results.addAll(List.of(
                     new Result("create", localMetadata[0], plinthMetadata[0], "ops/s", "local disk"),
                     new Result("stat", localMetadata[1], plinthMetadata[1], "ops/s", "local disk"),
@@ -267,6 +320,49 @@ final class BenchCommand implements Callable<Integer> {
             dev.plinth.common.FileTrees.delete(local);
         }
         return 0;
+    }
+
+    /** One reader of a random-read phase: reads {@link #RANDOM_READ_BYTES} at an offset. */
+    interface RandomReader extends AutoCloseable {
+        void read(long offset) throws IOException;
+    }
+
+    interface RandomReaderFactory {
+        RandomReader open() throws IOException;
+    }
+
+    /**
+     * Random 4 KiB reads at 4 KiB-aligned offsets of a file of {@code bytes}, {@code depth}
+     * threads each with a reader of its own, for {@link #RANDOM_READ_MILLIS}: reads per second.
+     */
+    static double randomReads(int depth, long bytes, RandomReaderFactory readers) throws Exception {
+        long blocks = bytes / RANDOM_READ_BYTES;
+        java.util.concurrent.atomic.LongAdder done = new java.util.concurrent.atomic.LongAdder();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        long start = System.nanoTime();
+        long end = start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(RANDOM_READ_MILLIS);
+        for (int t = 0; t < depth; t++) {
+            long seed = t;
+            threads.add(Thread.ofPlatform().name("random-read-" + t).start(() -> {
+                java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+                try (RandomReader reader = readers.open()) {
+                    while (System.nanoTime() < end) {
+                        reader.read(random.nextLong(blocks) * RANDOM_READ_BYTES);
+                        done.increment();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("a random reader failed", failures.getFirst());
+        }
+        return done.sum() / ((System.nanoTime() - start) / 1e9);
     }
 
     static void progress(String format, Object... args) {
