@@ -30,7 +30,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>A sequential reader gets read-ahead: units of the stripe size (1 to 4 MiB,
  * {@link #readUnitBytes}) fetched ahead of it, up to the read-ahead window. Methods are
- * synchronized: one handle serves one caller at a time.
+ * synchronized: one handle serves one caller at a time, except that a read outside a stream waits
+ * for its targets without the handle's lock, so that a handle shared by many readers (a FUSE file
+ * with 32 O_DIRECT reads in flight, threads of a map-style dataset) has them all in flight.
  *
  * <p>Bytes below the layout's {@code mdtBytes} (Data-on-MDT) live in the metadata service: writes
  * there are held by the handle (one contiguous run, at most {@code mdtBytes}) and go out with the
@@ -423,7 +425,7 @@ public final class PlinthFile implements AutoCloseable {
     // ---- reads
 
     /** Reads up to {@code target.remaining()} bytes at {@code offset}; returns the count, or -1 at end of file. */
-    public synchronized int read(long offset, ByteBuffer target) {
+    public int read(long offset, ByteBuffer target) {
         return read(offset, target.remaining(), new CopyInto(target));
     }
 
@@ -434,7 +436,7 @@ public final class PlinthFile implements AutoCloseable {
      * end of the file; empty at the end of the file. For servers that pass the bytes on (the S3 gateway, the
      * FUSE mount); applications, which own their buffers, use {@link #read(long, ByteBuffer)}.
      */
-    public synchronized List<ByteBuf> readBuffers(long offset, int maxLength) {
+    public List<ByteBuf> readBuffers(long offset, int maxLength) {
         if (maxLength < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative length");
         }
@@ -456,35 +458,58 @@ public final class PlinthFile implements AutoCloseable {
         this.cipher = cipher;
     }
 
+    /**
+     * Reads under the handle's lock, except the wait for a read outside a stream: that one is sent
+     * under the lock (after this handle's own writes in flight, so it sees them) and awaited
+     * without it. Its bytes are then the targets' at some moment after the read began, as a read
+     * racing another caller's write may find them on any file system.
+     */
     private int read(long offset, int maxLength, ExtentSink sink) {
-        if (cipher != null) {
-            sink = new DecryptInto(sink, cipher, offset);
+        int length;
+        long stripedOffset;
+        CompletableFuture<Extent> pending;
+        synchronized (this) {
+            if (cipher != null) {
+                sink = new DecryptInto(sink, cipher, offset);
+            }
+            checkOpen();
+            if (offset < 0) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset");
+            }
+            if (offset >= sizeBytes) {
+                return maxLength == 0 ? 0 : -1;
+            }
+            length = (int) Math.min(maxLength, sizeBytes - offset);
+            if (length == 0) {
+                return 0;
+            }
+            if (!readNoted) {
+                readNoted = true;
+                client.noteRead(attributes);
+            }
+            client.jobStats().read(jobId, length);
+            int inlineLength = inlineLength(offset, length);
+            if (inlineLength > 0) {
+                readInline((int) offset, inlineLength, sink);
+                lastReadEnd = offset + inlineLength; // a read that goes on past the part continues this one
+            }
+            stripedOffset = offset + inlineLength;
+            pending = inlineLength < length ? readStriped(stripedOffset, length - inlineLength, sink) : null;
+            if (pending == null) {
+                openIfReadingLong();
+                return length;
+            }
         }
-        checkOpen();
-        if (offset < 0) {
-            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "negative offset");
+        Extent extent = await(pending);
+        synchronized (this) {
+            try {
+                openIfReadingLong();
+            } catch (RuntimeException e) {
+                extent.release();
+                throw e;
+            }
         }
-        if (offset >= sizeBytes) {
-            return maxLength == 0 ? 0 : -1;
-        }
-        int length = (int) Math.min(maxLength, sizeBytes - offset);
-        if (length == 0) {
-            return 0;
-        }
-        if (!readNoted) {
-            readNoted = true;
-            client.noteRead(attributes);
-        }
-        client.jobStats().read(jobId, length);
-        int inlineLength = inlineLength(offset, length);
-        if (inlineLength > 0) {
-            readInline((int) offset, inlineLength, sink);
-            lastReadEnd = offset + inlineLength; // a read that goes on past the part continues this one
-        }
-        if (inlineLength < length) {
-            readStriped(offset + inlineLength, length - inlineLength, sink);
-        }
-        openIfReadingLong();
+        deliverOnce(extent, stripedOffset, offset + length, sink);
         return length;
     }
 
@@ -533,8 +558,12 @@ public final class PlinthFile implements AutoCloseable {
         }
     }
 
-    /** Reads bytes past the Data-on-MDT part from the targets, through the read-ahead units when the reader streams. */
-    private void readStriped(long offset, int length, ExtentSink sink) {
+    /**
+     * Reads bytes past the Data-on-MDT part from the targets, through the read-ahead units when the
+     * reader streams; a read outside a stream is only sent, and its extent returned for the caller
+     * to await without the lock (null when the bytes went to {@code sink} here).
+     */
+    private CompletableFuture<Extent> readStriped(long offset, int length, ExtentSink sink) {
         boolean hasInflightWrites;
         synchronized (inflightLock) {
             hasInflightWrites = !inflight.isEmpty();
@@ -550,12 +579,12 @@ public final class PlinthFile implements AutoCloseable {
         if (sequential) {
             readThroughUnits(offset, length, sink);
             lastReadEnd = Math.max(lastReadEnd, offset + length);
-        } else {
-            dropAllReadUnits();
-            streamEnd = Long.MAX_VALUE; // a new stream, whose end nobody said
-            deliverOnce(await(stripes.read(offset, length)), offset, offset + length, sink);
-            lastReadEnd = offset + length;
+            return null;
         }
+        dropAllReadUnits();
+        streamEnd = Long.MAX_VALUE; // a new stream, whose end nobody said
+        lastReadEnd = offset + length;
+        return stripes.read(offset, length);
     }
 
     /** What {@link #readAll} hands each block it read to. */

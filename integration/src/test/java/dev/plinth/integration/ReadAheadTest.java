@@ -46,6 +46,63 @@ class ReadAheadTest {
         }
     }
 
+    /**
+     * Random reads of one handle from many threads at once (a FUSE file with O_DIRECT reads in
+     * flight, a map-style dataset's workers): each gets its own bytes, while a writer of the same
+     * handle changes other ranges, and a stream read goes on between them.
+     */
+    @Test
+    @Timeout(120)
+    void concurrentRandomReadsOfOneHandleGetTheirOwnBytes() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory); PlinthClient client = cluster.client()) {
+            byte[] model = new byte[16 << 20];
+            new Random(21).nextBytes(model);
+            try (PlinthFile file = client.create("/random", 0644, true, null)) {
+                file.write(0, ByteBuffer.wrap(model));
+            }
+            try (PlinthFile file = client.open("/random", true)) {
+                List<Thread> readers = new ArrayList<>();
+                List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+                int stable = 12 << 20; // the writer changes bytes past this, the readers read below it
+                for (int t = 0; t < 16; t++) {
+                    long seed = t;
+                    readers.add(Thread.ofPlatform().start(() -> {
+                        Random random = new Random(seed);
+                        try {
+                            for (int i = 0; i < 200; i++) {
+                                int length = 1 + random.nextInt(8192);
+                                int offset = random.nextInt(stable - length);
+                                ByteBuffer buffer = ByteBuffer.allocate(length);
+                                assertThat(file.read(offset, buffer)).isEqualTo(length);
+                                assertThat(buffer.array()).as("%d bytes at %d", length, offset)
+                                        .isEqualTo(Arrays.copyOfRange(model, offset, offset + length));
+                            }
+                        } catch (Throwable e) {
+                            failures.add(e);
+                        }
+                    }));
+                }
+                Random random = new Random(99);
+                for (int i = 0; i < 50; i++) {
+                    byte[] bytes = new byte[4096];
+                    random.nextBytes(bytes);
+                    int offset = stable + random.nextInt((4 << 20) - bytes.length);
+                    file.write(offset, ByteBuffer.wrap(bytes));
+                    System.arraycopy(bytes, 0, model, offset, bytes.length);
+                }
+                for (Thread reader : readers) {
+                    reader.join();
+                }
+                assertThat(failures).isEmpty();
+                ByteBuffer all = ByteBuffer.allocate(model.length);
+                for (int at = 0; at < model.length; ) {
+                    at += file.read(at, all.position(at).limit(Math.min(model.length, at + (1 << 20))).slice());
+                }
+                assertThat(all.array()).as("the whole file with the writes, read as a stream").isEqualTo(model);
+            }
+        }
+    }
+
     @Test
     @Timeout(120)
     void outOfOrderReadsAroundTheStream() {
