@@ -22,6 +22,18 @@ def client(key, secret):
 
 
 owner = client(owner_key, owner_secret)
+
+
+def with_query(operation, parameters):
+    """A client whose calls of one operation carry query parameters boto3 would not send as given."""
+    extra = client(owner_key, owner_secret)
+
+    def add(request, **kwargs):
+        separator = "&" if "?" in request.url else "?"
+        request.url += separator + "&".join("%s=%s" % item for item in parameters.items())
+
+    extra.meta.events.register("before-sign.s3." + "".join(part.capitalize() for part in operation.split("_")), add)
+    return extra
 CALLERS = {
     "owner": owner,
     "other key": client(other_key, other_secret),
@@ -207,6 +219,20 @@ documented = [
     ("GetObjectTagging", "an object without tags", lambda: owner.get_object_tagging(Bucket=bucket, Key="present"), OK),
     ("PutBucketAcl", "unknown canned ACL", lambda: owner.put_bucket_acl(Bucket=bucket, ACL="authenticated-read"),
      ("NotImplemented", 501)),
+    ("PutObject", "user metadata over 2 KB", lambda: owner.put_object(Bucket=bucket, Key="meta", Body=b"x",
+                                                                      Metadata={"big": "m" * 2100}), ("MetadataTooLarge", 400)),
+    ("PutObject", "an unknown storage class", lambda: owner.put_object(Bucket=bucket, Key="class", Body=b"x", StorageClass="WARM"),
+     ("InvalidStorageClass", 400)),
+    ("CopyObject", "a source without a key", lambda: owner.copy_object(Bucket=bucket, Key="copy", CopySource=bucket),
+     ("InvalidArgument", 400)),
+    ("CopyObject", "a source bucket that does not exist", lambda: owner.copy_object(
+        Bucket=bucket, Key="copy", CopySource={"Bucket": bucket + "-absent", "Key": "present"}), NO_BUCKET),
+    ("GetObject", "a bucket name S3 refuses", lambda: owner.get_object(Bucket="no_such_bucket", Key="k"),
+     (("InvalidBucketName", 400), NO_BUCKET)),
+    ("ListObjectsV2", "max-keys not a number", lambda: with_query("list_objects_v2", {"max-keys": "many"}).list_objects_v2(Bucket=bucket),
+     ("InvalidArgument", 400)),
+    ("UploadPart", "an upload id never given", lambda: owner.upload_part(Bucket=bucket, Key="parts", UploadId="not-an-upload",
+                                                                         PartNumber=1, Body=b"x"), NO_UPLOAD),
 ]
 started = owner.create_multipart_upload(Bucket=bucket, Key="parts")["UploadId"]
 small = owner.upload_part(Bucket=bucket, Key="parts", UploadId=started, PartNumber=1, Body=b"small")["ETag"]

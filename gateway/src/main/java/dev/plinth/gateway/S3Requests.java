@@ -19,6 +19,10 @@ final class S3Requests {
 
     private S3Requests() {}
 
+    /** The storage classes S3 knows (x-amz-storage-class); Plinth stores every one alike. */
+    private static final java.util.Set<String> STORAGE_CLASSES = java.util.Set.of("STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA",
+            "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER", "DEEP_ARCHIVE", "OUTPOSTS", "GLACIER_IR", "SNOW", "EXPRESS_ONEZONE");
+
     /** The stored record for a new object from the request's headers. */
     static ObjectRecord recordFrom(S3Exchange exchange) {
         List<ObjectRecord.Header> headers = new ArrayList<>();
@@ -42,7 +46,12 @@ final class S3Requests {
             }
         }
         if (userBytes > 2048) {
-            throw new S3Exception(S3Error.INVALID_ARGUMENT, "user metadata is limited to 2 KB (S3's limit)");
+            throw new S3Exception(S3Error.METADATA_TOO_LARGE, "user metadata is limited to 2 KB (S3's limit)");
+        }
+        String storageClass = exchange.header("x-amz-storage-class");
+        if (storageClass != null && !STORAGE_CLASSES.contains(storageClass)) {
+            // every class S3 names is one tier here (HSM moves files between tiers); a name S3 does not know is an error there too
+            throw new S3Exception(S3Error.INVALID_STORAGE_CLASS, "the storage class '" + storageClass + "' is not valid");
         }
         String contentType = exchange.header("Content-Type");
         return new ObjectRecord(ObjectRecord.FORMAT_VERSION, null, 0, 0, contentType == null ? "binary/octet-stream" : contentType, headers, user);
