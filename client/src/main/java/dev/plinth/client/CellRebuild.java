@@ -57,7 +57,7 @@ public final class CellRebuild {
                 return new Result(List.of(), 0);
             }
             for (int cell : moved) {
-                chains.set(cell, replacementChain(map, layout.pool(), chains, moved, goneTargets));
+                chains.set(cell, replacementChain(map, layout.pool(), inodeId, chains, moved, goneTargets));
             }
             Layout next = layout.withChains(chains);
             ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, layout.chunkOwner(inodeId), next)
@@ -87,9 +87,11 @@ public final class CellRebuild {
 
     /**
      * A one-replica chain of an online target of {@code pool} for a moved cell: not one the file
-     * uses, on a node its kept cells do not use where there is one (the least used node first).
+     * uses, on a node its kept cells do not use where there is one; among those, one chosen by
+     * the file's inode id, so that a target's cells spread over the others instead of all going
+     * to one.
      */
-    private static int replacementChain(ClusterMap map, String pool, List<Integer> chains, List<Integer> moved,
+    private static int replacementChain(ClusterMap map, String pool, long inodeId, List<Integer> chains, List<Integer> moved,
                                         Set<Integer> goneTargets) {
         PoolInfo poolInfo = map.pool(pool);
         Set<Integer> usedNodes = new HashSet<>();
@@ -104,8 +106,8 @@ public final class CellRebuild {
                 });
             }
         }
-        Integer best = null;
-        boolean bestOnNewNode = false;
+        List<Integer> onNewNodes = new ArrayList<>();
+        List<Integer> onUsedNodes = new ArrayList<>();
         for (ChainInfo chain : map.chains()) {
             if (chain.replicas() != 1 || chain.targetIds().size() != 1 || chains.contains(chain.chainId())) {
                 continue;
@@ -116,15 +118,12 @@ public final class CellRebuild {
                     || (poolInfo != null && !poolInfo.targetIds().contains(target))) {
                 continue;
             }
-            boolean onNewNode = !usedNodes.contains(info.nodeId());
-            if (best == null || (onNewNode && !bestOnNewNode)) {
-                best = chain.chainId();
-                bestOnNewNode = onNewNode;
-            }
+            (usedNodes.contains(info.nodeId()) ? onUsedNodes : onNewNodes).add(chain.chainId());
         }
-        if (best == null) {
+        List<Integer> candidates = onNewNodes.isEmpty() ? onUsedNodes : onNewNodes;
+        if (candidates.isEmpty()) {
             throw new PlinthException(ErrorCode.NO_SPACE, "no online target of pool '" + pool + "' outside the file's cells to take a cell");
         }
-        return best;
+        return candidates.get((int) Math.floorMod(inodeId, (long) candidates.size()));
     }
 }
