@@ -323,7 +323,7 @@ public final class Namespace {
             putInode(inode.withLinkCount(links, now()));
             return;
         }
-        if (!scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inode.inodeId()), null, 1).isEmpty()) {
+        if (isOpen(inode.inodeId())) {
             putInode(inode.withLinkCount(0, now()));
             put(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()), new byte[0]);
             return;

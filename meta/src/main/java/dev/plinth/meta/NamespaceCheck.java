@@ -129,7 +129,7 @@ final class NamespaceCheck {
                 continue;
             }
             boolean released = (HsmMessages.statesOf(inode.flags()) & HsmMessages.RELEASED) != 0;
-            boolean open = !namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inode.inodeId()), null, 1).isEmpty();
+            boolean open = namespace.isOpen(inode.inodeId());
             boolean beyondMdt = inode.sizeBytes() > inode.layout().mdtBytes();
             files.add(new FileChains(inode.inodeId(), inode.layout().chainIds(), beyondMdt && !released && !open, false,
                     inode.layout().chunkOwnerId()));

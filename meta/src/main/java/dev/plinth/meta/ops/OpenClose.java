@@ -83,7 +83,7 @@ public final class OpenClose {
         namespace.delete(key);
         namespace.delete(sessionKey);
         if (inode.linkCount() == 0 && namespace.getRaw(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId())) != null
-                && namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, inode.inodeId()), null, 1).isEmpty()) {
+                && !namespace.isOpen(inode.inodeId())) {
             namespace.removeInode(inode);
         }
     }

@@ -62,7 +62,7 @@ public final class SetLayout {
         if (file.sizeBytes() != request.expectedSizeBytes() || file.mtimeNanos() != request.expectedMtimeNanos()) {
             throw new PlinthException(ErrorCode.CHANGED, "the file changed while it was copied");
         }
-        if (!namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, file.inodeId()), null, 1).isEmpty()) {
+        if (namespace.isOpen(file.inodeId())) {
             throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a handle opened before would go on with the old layout");
         }
         long now = namespace.now();
@@ -86,7 +86,7 @@ public final class SetLayout {
                 || file.mtimeNanos() != request.expectedMtimeNanos()) {
             throw new PlinthException(ErrorCode.CHANGED, "the file changed while its cells were rebuilt");
         }
-        if (!namespace.scan(MetaKeys.id(MetaKeys.OPEN_BY_INODE, file.inodeId()), null, 1).isEmpty()) {
+        if (namespace.isOpen(file.inodeId())) {
             throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a handle opened before would go on with the old chains");
         }
         InodeRecord moved = file.withLayout(layout.withChains(request.chainIds()), namespace.now());
