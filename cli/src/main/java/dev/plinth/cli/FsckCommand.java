@@ -4,7 +4,6 @@ import dev.plinth.client.PlinthClient;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.Json;
 import dev.plinth.wire.messages.FsckMessages;
-import dev.plinth.wire.messages.FsckMessages.FileChains;
 import dev.plinth.wire.messages.FsckMessages.Finding;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
@@ -91,28 +90,20 @@ final class FsckCommand implements Callable<Integer> {
                     counts.merge("more-namespace-findings", unlisted, Long::sum);
                 }
                 for (boolean removed : new boolean[] {false, true}) {
-                    long after = 0;
-                    while (true) {
-                        FsckMessages.FileChainList page = plinth.fileChains(mdt.mdtId(), after, PAGE, removed);
-                        for (FileChains file : page.files()) {
-                            if (parity && !removed && file.expectsChunks()) {
-                                checkParity(plinth, file.inodeId(), findings, counts, repaired);
-                            }
-                            boolean anyChunk = false;
-                            for (int chainId : file.chainIds()) {
-                                referenced.computeIfAbsent(chainId, c -> new HashSet<>()).add(file.chunksOf());
-                                anyChunk |= onChain.getOrDefault(chainId, Set.of()).contains(file.chunksOf());
-                            }
-                            boolean checkable = file.chainIds().stream().allMatch(onChain::containsKey);
-                            if (file.expectsChunks() && !anyChunk && checkable) {
-                                add(findings, counts, "missing-chunks", file.inodeId(), "no chunk on its chains " + file.chainIds(), null);
-                            }
+                    plinth.forEachFileChains(mdt.mdtId(), removed, file -> {
+                        if (parity && !removed && file.expectsChunks()) {
+                            checkParity(plinth, file.inodeId(), findings, counts, repaired);
                         }
-                        if (!page.truncated()) {
-                            break;
+                        boolean anyChunk = false;
+                        for (int chainId : file.chainIds()) {
+                            referenced.computeIfAbsent(chainId, c -> new HashSet<>()).add(file.chunksOf());
+                            anyChunk |= onChain.getOrDefault(chainId, Set.of()).contains(file.chunksOf());
                         }
-                        after = page.lastInodeId();
-                    }
+                        boolean checkable = file.chainIds().stream().allMatch(onChain::containsKey);
+                        if (file.expectsChunks() && !anyChunk && checkable) {
+                            add(findings, counts, "missing-chunks", file.inodeId(), "no chunk on its chains " + file.chainIds(), null);
+                        }
+                    });
                 }
             }
             for (ChainInfo chain : map.chains()) {

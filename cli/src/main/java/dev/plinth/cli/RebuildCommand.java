@@ -4,7 +4,6 @@ import dev.plinth.client.CellRebuild;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Json;
 import dev.plinth.common.PlinthException;
-import dev.plinth.wire.messages.FsckMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
@@ -28,8 +27,6 @@ import picocli.CommandLine.Option;
                         + "one replica on such a target cannot be rebuilt and is listed as lost. Files open for writing are retried "
                         + "for 10 s, then reported busy. Exit status 1 if any file was not rebuilt."})
 final class RebuildCommand implements Callable<Integer> {
-    private static final int PAGE = 1000;
-
     @Mixin
     ClientMixin client;
 
@@ -56,19 +53,11 @@ final class RebuildCommand implements Callable<Integer> {
                 }
             }
             for (MdtInfo mdt : map.mdts()) {
-                long after = 0;
-                while (true) {
-                    FsckMessages.FileChainList page = plinth.fileChains(mdt.mdtId(), after, PAGE, false);
-                    for (FsckMessages.FileChains file : page.files()) {
-                        if (file.expectsChunks() && file.chainIds().stream().anyMatch(affected::contains)) {
-                            rebuildOne(plinth, map, file.inodeId(), gone, report, counts);
-                        }
+                plinth.forEachFileChains(mdt.mdtId(), false, file -> {
+                    if (file.expectsChunks() && file.chainIds().stream().anyMatch(affected::contains)) {
+                        rebuildOne(plinth, map, file.inodeId(), gone, report, counts);
                     }
-                    if (!page.truncated()) {
-                        break;
-                    }
-                    after = page.lastInodeId();
-                }
+                });
             }
         }
         if (json) {

@@ -499,10 +499,21 @@ public final class PlinthClient implements AutoCloseable {
         return Retry.call(retryMillis, () -> mdts.request(mdt, new FsckMessages.CheckNamespace(header())), this::refreshClusterMapSoon);
     }
 
-    /** A page of MDT {@code mdt}'s files with the chains they use (or, with {@code removed}, of its removed files). */
-    public FsckMessages.FileChainList fileChains(int mdt, long afterInodeId, int limit, boolean removed) {
-        FsckMessages.ListFileChains request = new FsckMessages.ListFileChains(header(), afterInodeId, limit, removed);
-        return Retry.call(retryMillis, () -> mdts.request(mdt, request), this::refreshClusterMapSoon);
+    /**
+     * Every file of MDT {@code mdt} with the chains it uses (or, with {@code removed}, every removed
+     * file whose chunks are being freed), in inode order, asked for a page of 1,000 at a time.
+     */
+    public void forEachFileChains(int mdt, boolean removed, java.util.function.Consumer<FsckMessages.FileChains> action) {
+        long after = 0;
+        while (true) {
+            FsckMessages.ListFileChains request = new FsckMessages.ListFileChains(header(), after, 1000, removed);
+            FsckMessages.FileChainList page = Retry.call(retryMillis, () -> mdts.request(mdt, request), this::refreshClusterMapSoon);
+            page.files().forEach(action);
+            if (!page.truncated()) {
+                return;
+            }
+            after = page.lastInodeId();
+        }
     }
 
     /** A page of the chunks chain {@code chain} holds on its member {@code targetId}, in chunk order after {@code startAfter}. */
