@@ -789,16 +789,14 @@ final class ErasureCodedStripes implements StripeIo {
                 }
                 problem = checkGroup(group);
             }
-            if (repair) {
-                if (problem != null) {
-                    try {
-                        forgetTag(group);
-                        mend(group);
-                        repaired++;
-                        problem += " (repaired)";
-                    } catch (PlinthException e) {
-                        problem += " (not repaired: " + e.getMessage() + ")";
-                    }
+            if (repair && problem != null) {
+                try {
+                    forgetTag(group);
+                    mend(group);
+                    repaired++;
+                    problem += " (repaired)";
+                } catch (PlinthException e) {
+                    problem += " (not repaired: " + e.getMessage() + ")";
                 }
             }
             if (problem != null) {
