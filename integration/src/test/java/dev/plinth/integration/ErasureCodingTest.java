@@ -141,7 +141,7 @@ class ErasureCodingTest {
             }
             assertThat(FaultPoints.enabled(FaultPoints.STORAGE_FSYNC_FAIL)).isFalse();
             assertSameBytes(read(client, "/ec", 0, content.length), content, "one target failed");
-            int failed = failedObject(client, layout, inode);
+            int failed = failedObject(client);
             flipBytes(inode, (failed + 1) % 6, random);
             try (PlinthClient fresh = cluster.client()) {
                 assertSameBytes(read(fresh, "/ec", 0, content.length), content, "a target failed and another cell damaged");
@@ -200,17 +200,12 @@ class ErasureCodingTest {
                 // the failed target's fsync
             }
             var before = client.stat("/ec");
-            int failedTarget = -1;
-            for (long deadline = System.nanoTime() + 20_000_000_000L; failedTarget < 0 && System.nanoTime() < deadline; Thread.sleep(100)) {
-                for (int chain : before.layout().chainIds()) {
-                    int target = client.refreshClusterMap().chain(chain).members().getFirst().targetId();
-                    var info = client.clusterMap().target(target);
-                    if (info.state() != dev.plinth.wire.messages.MgmtMessages.TargetState.ONLINE) {
-                        failedTarget = target;
-                    }
-                }
+            int failedObject = offlineObject(client, before.layout());
+            for (long deadline = System.nanoTime() + 20_000_000_000L; failedObject < 0 && System.nanoTime() < deadline; Thread.sleep(100)) {
+                failedObject = offlineObject(client, before.layout());
             }
-            assertThat(failedTarget).as("a target of the file went offline").isNotNegative();
+            assertThat(failedObject).as("a target of the file went offline").isNotNegative();
+            int failedTarget = client.clusterMap().chain(before.layout().chainIds().get(failedObject)).members().getFirst().targetId();
 
             dev.plinth.client.CellRebuild.Result result = dev.plinth.client.CellRebuild.rebuild(client, before, java.util.Set.of(failedTarget));
             assertThat(result.movedCells()).hasSize(1);
@@ -233,16 +228,21 @@ class ErasureCodingTest {
     }
 
     /** The object whose target serves nothing any more: the one whose chunk files a read cannot reach is found by elimination. */
-    private int failedObject(PlinthClient client, Layout template, long inode) {
-        Layout layout = client.stat("/ec").layout();
+    private int failedObject(PlinthClient client) {
+        int object = offlineObject(client, client.stat("/ec").layout());
+        return object < 0 ? 0 : object; // mgmt has not marked it yet: any other object is then a second one
+    }
+
+    /** The first cell object of {@code layout} whose (one) target the cluster map has offline, or -1. */
+    private static int offlineObject(PlinthClient client, Layout layout) {
+        var map = client.refreshClusterMap();
         for (int object = 0; object < layout.chainIds().size(); object++) {
-            int target = client.clusterMap().chain(layout.chainIds().get(object)).targetIds().getFirst();
-            var info = client.clusterMap().target(target);
+            var info = map.target(map.chain(layout.chainIds().get(object)).members().getFirst().targetId());
             if (info == null || info.state() != dev.plinth.wire.messages.MgmtMessages.TargetState.ONLINE) {
                 return object;
             }
         }
-        return 0; // mgmt has not marked it yet: any other object is then a second one
+        return -1;
     }
 
     /** Compares without printing megabytes: the first byte that differs and how many do. */

@@ -192,27 +192,28 @@ class S3ClientsIT {
     /** The cases where gateways are easy to get wrong (S3 as AWS documents it), through boto3 with two keys of different uids. */
     @Test
     void boto3Conformance() throws Exception {
-        dev.plinth.wire.messages.MgmtMessages.AccessKey other;
-        try (PlinthClient plinth = cluster.client()) {
-            other = plinth.createAccessKey(new dev.plinth.wire.messages.MgmtMessages.CreateAccessKey(null, null, 4343, 4343, List.of(), "other"));
-        }
-        String script = Path.of("target", "test-classes", "s3", "conformance_suite.py").toAbsolutePath().toString();
-        String output = TestProcesses.run(List.of("/usr/bin/python3", script, endpoint, key.accessKeyId(), key.secretKey(),
-                other.accessKeyId(), other.secretKey(), "conformance"), Map.of("AWS_EC2_METADATA_DISABLED", "true"), LIMIT);
-        assertThat(output).contains("conformance suite: all checks passed");
+        assertThat(runWithTwoKeys("conformance_suite.py", 4343, "conformance")).contains("conformance suite: all checks passed");
     }
 
     /** Every implemented operation over the errors AWS documents for it (error_sweep.py). */
     @Test
     void boto3ErrorSweep() throws Exception {
+        assertThat(runWithTwoKeys("error_sweep.py", 4344, "error-sweep")).contains(" 0 answered otherwise than AWS");
+    }
+
+    /**
+     * Runs a Python script of {@code s3/} as {@code script ENDPOINT OWNER_KEY OWNER_SECRET
+     * OTHER_KEY OTHER_SECRET BUCKET}, the other key a new one for {@code otherUid}; returns its output.
+     */
+    private String runWithTwoKeys(String script, int otherUid, String bucket) throws Exception {
         dev.plinth.wire.messages.MgmtMessages.AccessKey other;
         try (PlinthClient plinth = cluster.client()) {
-            other = plinth.createAccessKey(new dev.plinth.wire.messages.MgmtMessages.CreateAccessKey(null, null, 4344, 4344, List.of(), "sweeper"));
+            other = plinth.createAccessKey(new dev.plinth.wire.messages.MgmtMessages.CreateAccessKey(null, null, otherUid, otherUid, List.of(),
+                    bucket));
         }
-        String script = Path.of("target", "test-classes", "s3", "error_sweep.py").toAbsolutePath().toString();
-        String output = TestProcesses.run(List.of("/usr/bin/python3", script, endpoint, key.accessKeyId(), key.secretKey(),
-                other.accessKeyId(), other.secretKey(), "error-sweep"), Map.of("AWS_EC2_METADATA_DISABLED", "true"), LIMIT);
-        assertThat(output).contains(" 0 answered otherwise than AWS");
+        String path = Path.of("target", "test-classes", "s3", script).toAbsolutePath().toString();
+        return TestProcesses.run(List.of("/usr/bin/python3", path, endpoint, key.accessKeyId(), key.secretKey(), other.accessKeyId(),
+                other.secretKey(), bucket), Map.of("AWS_EC2_METADATA_DISABLED", "true"), LIMIT);
     }
 
     // ---- rclone
