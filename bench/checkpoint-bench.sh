@@ -28,9 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth/mnt" "$BASE/staging" "$BASE/local"
-now() { date +%s.%N; }
-ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$@"; }
-seconds() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$@"; }
 plinth() { "$HERE/bin/plinth" "$@" --server 127.0.0.1:7590 --secret-file "$BASE/plinth/cluster.secret"; }
 writer() { $PY "$HERE/bench/checkpoint-writer.py" "$@" --files "$FILES" --size-mib "$SIZE_MIB"; }
 wait_durable() { $PY -c "import sys; sys.path.insert(0, '$HERE/python'); import plinth_checkpoint as c; assert c.wait_durable('$BASE/staging', int(sys.argv[1]), timeout=3600, poll=0.02)" "$1"; now; }

@@ -24,10 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth/mnt" "$BASE/tree" "$BASE/tar"
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
-now() { date +%s.%N; }
-seconds() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$@"; }
-ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$@"; }
 plinth() { "$HERE/bin/plinth" "$@" --server 127.0.0.1:7790 --secret-file "$BASE/plinth/cluster.secret"; }
 
 "$HERE/bin/plinth" --version >/dev/null   # builds on first use

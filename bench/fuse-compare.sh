@@ -29,7 +29,7 @@ trap cleanup EXIT
 randread_direct() {
   local dir=$1 label=$2
   fio --name=prepare --filename="$dir/randread.dat" --rw=write --bs=1M --size="$SIZE" --ioengine=psync >/dev/null
-  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+  drop_caches
   fio --output-format=json --name=randread4k-direct32 --filename="$dir/randread.dat" --rw=randread --bs=4k --size="$SIZE" \
     --direct=1 --ioengine=libaio --iodepth=32 --runtime=15 --time_based --norandommap --randrepeat=0 \
     | python3 -c 'import json,sys; print("'"$label"' randread4k-direct32 %.0f IOPS" % json.load(sys.stdin)["jobs"][0]["read"]["iops"])' | tee -a "$OUT"

@@ -18,10 +18,6 @@ cleanup() {
 }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/local/a" "$BASE/local/b"
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
-now() { date +%s.%N; }
-rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
-ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$@"; }
 plinth() { "$HERE/bin/plinth" "$@" --server 127.0.0.1:7490 --secret-file "$BASE/plinth/cluster.secret"; }
 
 # ---- servers: Plinth (archive 1 in BASE/plinth/archive, on this disk) and s3proxy (archive 2)

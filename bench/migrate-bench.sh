@@ -13,10 +13,6 @@ BASE=$(realpath -m "${1:-/tmp/plinth-migrate-bench}"); SIZE_MIB=${2:-10240}; HEA
 cleanup() { [ -n "${PLINTH_PID:-}" ] && kill "$PLINTH_PID" 2>/dev/null; sleep 2; rm -rf "$BASE"; return 0; }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/local/a" "$BASE/local/b"
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
-now() { date +%s.%N; }
-rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
-ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$@"; }
 plinth() { "$HERE/bin/plinth" "$@" --server 127.0.0.1:7490 --secret-file "$BASE/plinth/cluster.secret"; }
 
 "$HERE/bin/plinth" --version >/dev/null   # builds on first use

@@ -15,8 +15,6 @@ BASE=$(realpath -m "${1:-/tmp/plinth-multipart-bench}"); ROUNDS=${2:-5}; SIZE_MI
 cleanup() { [ -n "${PLINTH_PID:-}" ] && kill "$PLINTH_PID" 2>/dev/null && wait "$PLINTH_PID" 2>/dev/null; return 0; }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/work" "$BASE/local"
-now() { date +%s.%N; }
-rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
 
 "$HERE/bin/plinth" --version >/dev/null   # builds on first use
 PLINTH_JAVA_OPTS=${HEAP:--Xmx2g} "$HERE/bin/plinth" server --data "$BASE/plinth" --listen 127.0.0.1:7390 --http 127.0.0.1:7391 \

@@ -1,5 +1,6 @@
 # Sourced by the bench scripts: `need TOOL[:DEBIAN_PACKAGE] ...` stops with one line naming what
-# is missing and how to install it, instead of failing halfway through a run.
+# is missing and how to install it, instead of failing halfway through a run; and the helpers every
+# script times and compares with.
 need() {
   local missing=() packages=() tool package
   for spec in "$@"; do
@@ -11,3 +12,11 @@ need() {
     exit 2
   fi
 }
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
+# seconds since the epoch, to the nanosecond; `seconds START END` the time between two of them
+now() { date +%s.%N; }
+seconds() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$@"; }
+# `rate AMOUNT START END`: amount per second between two `now`s; `ratio A B`: A / B
+rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
+ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$@"; }

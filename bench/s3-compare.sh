@@ -42,11 +42,8 @@ cleanup() {
 }
 trap cleanup EXIT
 rm -rf "$BASE"; mkdir -p "$BASE/plinth" "$BASE/s3proxy/data" "$BASE/ceiling" "$BASE/local" "$BASE/work"
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(not root: reads are warm)" >&2; }
-now() { date +%s.%N; }
 # this machine's CPUs so far: busy ticks (user nice system irq softirq), idle ticks (idle iowait), all ticks, CPUs
 cpu_now() { awk '/^cpu /{b=$2+$3+$4+$7+$8; i=$5+$6; t=b+i+$9} /^cpu[0-9]/{n++} END{print b, i, t, n}' /proc/stat; }
-rate() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2]))))" "$@"; }
 
 # ---- servers
 "$HERE/bin/plinth" --version >/dev/null   # builds on first use
