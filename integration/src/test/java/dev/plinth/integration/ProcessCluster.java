@@ -585,6 +585,9 @@ final class ProcessCluster implements AutoCloseable {
         return new Launched(process, TestProcesses.awaitEndpoints(process, name, endpoints, log));
     }
 
+    /** Ports {@link #freePort} has given out in this JVM. */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     /**
      * A free port for a process that keeps it across restarts: below the kernel's ephemeral range
      * (32768 and up), which outgoing connections draw their local ports from, so that no client
@@ -594,6 +597,14 @@ final class ProcessCluster implements AutoCloseable {
         java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 1000; attempt++) {
             int port = random.nextInt(20_000, 32_000);
+            // a probe frees the port at once, so two calls could give one port to two processes of a cluster
+            // (say one replica's Raft port and another's RPC port): each port goes out once per test JVM
+            if (HANDED_OUT.size() >= 6_000) {
+                HANDED_OUT.clear(); // half the range: the clusters that got the early ones are long gone
+            }
+            if (!HANDED_OUT.add(port)) {
+                continue;
+            }
             try (var probe = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
                 return probe.getLocalPort();
             } catch (IOException e) {

@@ -78,6 +78,16 @@ public final class TestProcesses {
     /** The RPC address in a role's endpoints file. */
     private static final java.util.regex.Pattern RPC = java.util.regex.Pattern.compile("\"rpc\"\\s*:\\s*\"([^\"]+)\"");
 
+    /** The last {@code lines} lines of a file, or why it could not be read. */
+    static String tail(java.nio.file.Path file, int lines) {
+        try {
+            List<String> all = java.nio.file.Files.readAllLines(file, java.nio.charset.StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
     /**
      * Waits (60 s at most) until {@code process} (called {@code name}, logging to {@code log})
      * has written its RPC address to {@code endpoints}, and returns that address; fails if it
@@ -88,7 +98,8 @@ public final class TestProcesses {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
+                // the log is in the test's temporary directory, gone by the time anyone reads the report: its end goes with the failure
+                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; the end of " + log + ":\n" + tail(log, 30));
             }
             if (java.nio.file.Files.exists(endpoints)) {
                 java.util.regex.Matcher matcher = RPC.matcher(java.nio.file.Files.readString(endpoints));
