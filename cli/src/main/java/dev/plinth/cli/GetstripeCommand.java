@@ -62,10 +62,10 @@ final class GetstripeCommand implements Callable<Integer> {
                 out.put("redundancy", layout.erasureCoded() ? "ec" : "replicas");
                 out.put("ec_data", layout.dataCells());
                 out.put("ec_parity", layout.parityCells());
-                out.put("compression", layout.encoding().name().toLowerCase(java.util.Locale.ROOT));
+                out.put("compression", layout.compressionName());
                 if (!attributes.isDirectory()) {
                     out.put("logical_bytes", attributes.sizeBytes());
-                    out.put("stored_bytes", storedBytes(layout, attributes.sizeBytes()));
+                    out.put("stored_bytes", plinth.storedBytes(attributes));
                 }
                 out.put("inherited", inherited);
                 out.put("objects", objects);
@@ -82,10 +82,10 @@ final class GetstripeCommand implements Callable<Integer> {
             System.out.printf("plinth_mdt_bytes:  %d%n", layout.mdtBytes());
             System.out.printf("plinth_redundancy: %s%n", layout.erasureCoded()
                     ? "ec " + layout.dataCells() + "+" + layout.parityCells() : "replicas " + layout.replicas());
-            System.out.printf("plinth_compression: %s%n", layout.encoding().name().toLowerCase(java.util.Locale.ROOT));
+            System.out.printf("plinth_compression: %s%n", layout.compressionName());
             if (!attributes.isDirectory()) {
                 System.out.printf("plinth_logical_bytes: %d%n", attributes.sizeBytes());
-                System.out.printf("plinth_stored_bytes:  %d%n", storedBytes(layout, attributes.sizeBytes()));
+                System.out.printf("plinth_stored_bytes:  %d%n", plinth.storedBytes(attributes));
             }
             if (inherited) {
                 System.out.println("(inherited from the file system default)");
@@ -99,19 +99,5 @@ final class GetstripeCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    /**
-     * What the layout stores for a file of {@code size} bytes, holes counted as written: its bytes
-     * past the Data-on-MDT part times the replicas, or with the parity cells of its rows added.
-     */
-    static long storedBytes(Layout layout, long size) {
-        long striped = Math.max(0, size - layout.mdtBytes());
-        if (!layout.erasureCoded()) {
-            return striped * layout.replicas();
-        }
-        long rowBytes = (long) layout.dataCells() * layout.stripeSizeBytes();
-        long parityPerCell = size / rowBytes * layout.stripeSizeBytes() + Math.min(layout.stripeSizeBytes(), size % rowBytes);
-        return striped + parityPerCell * layout.parityCells();
     }
 }

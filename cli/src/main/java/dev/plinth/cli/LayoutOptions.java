@@ -32,8 +32,9 @@ final class LayoutOptions {
                     "`--ec none` goes back to replicas."})
     String erasureCoding;
 
-    @Option(names = "--compress", paramLabel = "CODEC", description = "Compression of file data: lz4, zstd[:LEVEL] or none (not built yet: "
-            + "only none is taken).")
+    @Option(names = "--compress", paramLabel = "CODEC", description = {"Compression of file data in independent 64 KiB blocks, in the client: "
+            + "lz4, zstd[:LEVEL] (levels -7..22, 3 by default) or none. A block that does not shrink is stored as written. Goes with replicas "
+            + "or --ec."})
     String compress;
 
     /**
@@ -49,11 +50,8 @@ final class LayoutOptions {
             throw new picocli.CommandLine.ParameterException(commandLine,
                     "--ec sets the targets itself (K+M of them, one copy each): it does not go with -c or -r");
         }
-        if (compress != null && !compress.equalsIgnoreCase("none")) {
-            if (!compress.matches("(?i)lz4|zstd(:-?\\d{1,2})?")) {
-                throw new picocli.CommandLine.ParameterException(commandLine, "--compress takes lz4, zstd[:LEVEL] or none, not '" + compress + "'");
-            }
-            throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.NOT_SUPPORTED, "compressed layouts are not built yet");
+        if (compress != null) {
+            parseCompression(compress, commandLine);
         }
     }
 
@@ -61,6 +59,25 @@ final class LayoutOptions {
     boolean any() {
         return stripeCount != null || stripeSize != null || chunkSize != null || pool != null || replicas != null || erasureCoding != null
                 || compress != null;
+    }
+
+    /** The codec and level `--compress` names; a usage error (exit 2) for anything else. */
+    static Layout withCompression(Layout layout, String value, picocli.CommandLine commandLine) {
+        Object[] parsed = parseCompression(value, commandLine);
+        return layout.withCompression((Layout.Encoding) parsed[0], (Integer) parsed[1]);
+    }
+
+    private static Object[] parseCompression(String value, picocli.CommandLine commandLine) {
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("(?i)(none|lz4|zstd)(?::(-?\\d{1,2}))?").matcher(value.trim());
+        if (!matcher.matches() || (matcher.group(2) != null && !matcher.group(1).equalsIgnoreCase("zstd"))) {
+            throw new picocli.CommandLine.ParameterException(commandLine, "--compress takes lz4, zstd[:LEVEL] or none, not '" + value + "'");
+        }
+        int level = matcher.group(2) == null ? 0 : Integer.parseInt(matcher.group(2));
+        if (level < Layout.ZSTD_LEVEL_MIN || level > Layout.ZSTD_LEVEL_MAX) {
+            throw new picocli.CommandLine.ParameterException(commandLine, "zstd levels are " + Layout.ZSTD_LEVEL_MIN + ".." + Layout.ZSTD_LEVEL_MAX
+                    + ", not " + level);
+        }
+        return new Object[] {Layout.Encoding.valueOf(matcher.group(1).toUpperCase(java.util.Locale.ROOT)), level};
     }
 
     /** K+M as two numbers, or null for "none"; a usage error (exit 2) otherwise. */
@@ -81,6 +98,13 @@ final class LayoutOptions {
      * the file system's replicas unless -c or -r say otherwise.
      */
     Layout applyTo(Layout current, PlinthClient plinth, int mdtBytes, picocli.CommandLine commandLine) {
+        Layout layout = placementOf(current, plinth, mdtBytes, commandLine);
+        return (compress != null ? withCompression(layout, compress, commandLine)
+                : layout.withCompression(current.encoding(), current.compressionLevel())).validate();
+    }
+
+    /** Where the bytes go and how they are protected: {@link #applyTo} without compression. */
+    private Layout placementOf(Layout current, PlinthClient plinth, int mdtBytes, picocli.CommandLine commandLine) {
         int[] ec = erasureCoding == null ? null : parseErasureCoding(erasureCoding, commandLine);
         String poolName = pool != null ? pool : current.pool();
         int count = stripeCount == null ? current.stripeCount() : stripeCount;

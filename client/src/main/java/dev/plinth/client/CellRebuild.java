@@ -61,7 +61,7 @@ public final class CellRebuild {
             }
             Layout next = layout.withChains(chains);
             ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, layout.chunkOwner(inodeId), next)
-                    .checkParity(current.sizeBytes(), true, 0);
+                    .checkParity(current.layout().storedSize(current.sizeBytes()), true, 0);
             List<String> failed = check.problems().stream().filter(problem -> !problem.endsWith("(repaired)")).toList();
             if (!failed.isEmpty()) {
                 throw new PlinthException(ErrorCode.IO_ERROR, "inode " + inodeId + ": " + failed.getFirst());

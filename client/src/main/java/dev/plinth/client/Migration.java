@@ -42,7 +42,7 @@ public final class Migration {
     public static Layout targetLayout(Layout current, Layout target) {
         Layout wanted = new Layout(target.stripeCount(), target.stripeSizeBytes(), target.chunkSizeBytes(), target.pool(), target.replicas(),
                 java.util.List.of(), current.mdtBytes(), target.protection(), target.dataCells(), target.parityCells(), target.encoding(),
-                Layout.VERSION).validate();
+                Layout.VERSION, 0, target.compressionLevel()).validate();
         return sameStorage(current, wanted) ? null : wanted;
     }
 
@@ -50,7 +50,8 @@ public final class Migration {
     static boolean sameStorage(Layout a, Layout b) {
         return a.stripeCount() == b.stripeCount() && a.stripeSizeBytes() == b.stripeSizeBytes() && a.chunkSizeBytes() == b.chunkSizeBytes()
                 && a.pool().equals(b.pool()) && a.replicas() == b.replicas() && a.protection() == b.protection()
-                && a.dataCells() == b.dataCells() && a.parityCells() == b.parityCells() && a.encoding() == b.encoding();
+                && a.dataCells() == b.dataCells() && a.parityCells() == b.parityCells() && a.encoding() == b.encoding()
+                && a.compressionLevel() == b.compressionLevel();
     }
 
     /**

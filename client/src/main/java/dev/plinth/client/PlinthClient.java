@@ -588,6 +588,36 @@ public final class PlinthClient implements AutoCloseable {
     public record ParityReport(long groups, List<String> problems, long repaired) {}
 
     /**
+     * What a file's chunks take on the disks of every target that holds them (all replicas and
+     * cells; holes, as a compressed layout's slots have them, not counted); its Data-on-MDT part,
+     * which the metadata service keeps, is not in it.
+     */
+    public long storedBytes(Attributes file) {
+        Layout layout = file.layout();
+        if (layout == null || layout.chainIds().isEmpty()) {
+            return 0;
+        }
+        long owner = layout.chunkOwner(file.inodeId());
+        return Retry.call(retryMillis(), () -> {
+            java.util.Set<Integer> targets = new java.util.LinkedHashSet<>();
+            for (int chainId : layout.chainIds()) {
+                targets.addAll(chain(chainId).targetIds());
+            }
+            List<java.util.concurrent.CompletableFuture<dev.plinth.wire.RpcResponse<StorageMessages.FileUsageResult>>> calls = new ArrayList<>();
+            for (int targetId : targets) {
+                calls.add(storage(targetId).callAsync(new StorageMessages.FileUsage(targetId, owner), null, java.time.Duration.ofMillis(timeoutMillis())));
+            }
+            long total = 0;
+            for (java.util.concurrent.CompletableFuture<dev.plinth.wire.RpcResponse<StorageMessages.FileUsageResult>> call : calls) {
+                try (dev.plinth.wire.RpcResponse<StorageMessages.FileUsageResult> response = RpcClient.await(call)) {
+                    total += response.message().storedBytes();
+                }
+            }
+            return total;
+        }, this::refreshClusterMapSoon);
+    }
+
+    /**
      * Checks an erasure-coded file's parity against its data, group by group (see
      * {@code plinth fsck --parity}); with {@code repair}, mends what it finds.
      */
@@ -596,7 +626,7 @@ public final class PlinthClient implements AutoCloseable {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + file.inodeId() + " is not erasure-coded");
         }
         ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.layout().chunkOwner(file.inodeId()), file.layout())
-                .checkParity(file.sizeBytes(), repair, 1000);
+                .checkParity(file.layout().storedSize(file.sizeBytes()), repair, 1000);
         return new ParityReport(check.groups(), check.problems(), check.repaired());
     }
 

@@ -1,8 +1,6 @@
 package dev.plinth.client;
 
-import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
-import dev.plinth.common.PlinthException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,13 +41,7 @@ interface StripeIo {
     /** The implementation a file's layout chooses, for the chunks the layout names (a migrated file's are its copy's). */
     static StripeIo of(PlinthClient client, long fileInodeId, Layout layout) {
         long inodeId = layout.chunkOwner(fileInodeId);
-        if (layout.protection() == Layout.Protection.ERASURE_CODED && layout.encoding() == Layout.Encoding.NONE) {
-            return new ErasureCodedStripes(client, inodeId, layout);
-        }
-        if (layout.protection() != Layout.Protection.REPLICATED || layout.encoding() != Layout.Encoding.NONE) {
-            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "this client cannot read or write a " + layout.protection().name().toLowerCase(
-                    java.util.Locale.ROOT) + ", " + layout.encoding().name().toLowerCase(java.util.Locale.ROOT) + " layout");
-        }
-        return new ReplicatedChains(client, inodeId, layout);
+        StripeIo stored = layout.erasureCoded() ? new ErasureCodedStripes(client, inodeId, layout) : new ReplicatedChains(client, inodeId, layout);
+        return layout.compressed() ? new CompressedBlocks(stored, layout) : stored;
     }
 }

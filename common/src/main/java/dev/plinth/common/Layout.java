@@ -17,7 +17,8 @@ import java.util.List;
  * of the client's StripeIo per value: {@code protection} REPLICATED keeps {@code replicas} copies
  * on chains; ERASURE_CODED splits each stripe into {@code dataCells} data and
  * {@code parityCells} parity cells. {@code encoding} NONE stores bytes as written, LZ4 and ZSTD
- * compress them in blocks. HSM state (archived, released) is the inode's, not the layout's.
+ * compress them in blocks ({@code compressionLevel}: the codec's level, 0 for its default; only
+ * writers use it). HSM state (archived, released) is the inode's, not the layout's.
  * {@code version} says which of these fields a stored layout had: records only gain components
  * at the end, so a layout written before them reads as version 1, replicated and unencoded.
  *
@@ -27,7 +28,7 @@ import java.util.List;
  */
 public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
                      List<Integer> chainIds, int mdtBytes, Protection protection, int dataCells, int parityCells, Encoding encoding,
-                     int version, long chunkOwnerId) {
+                     int version, long chunkOwnerId, int compressionLevel) {
     /** How a file's bytes survive a lost target. Stored by ordinal: only append. */
     public enum Protection { REPLICATED, ERASURE_CODED }
 
@@ -37,6 +38,9 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** The layout record's format: 1 had no protection or encoding (replicated, as written); 2 has them. */
     public static final int VERSION = 2;
     public static final int EC_DATA_CELLS_MAX = 32;
+    /** zstd's levels (negative ones are its fast modes); lz4 has one. */
+    public static final int ZSTD_LEVEL_MIN = -7;
+    public static final int ZSTD_LEVEL_MAX = 22;
     public static final int EC_PARITY_CELLS_MAX = 16;
     public static final int STRIPE_COUNT_MAX = 256;
     public static final int STRIPE_SIZE_UNIT = 64 * 1024;
@@ -54,7 +58,14 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds, int mdtBytes,
                   Protection protection, int dataCells, int parityCells, Encoding encoding, int version) {
         this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells, encoding,
-                version, 0);
+                version, 0, 0);
+    }
+
+    /** A layout with a chunk owner and the codec's default level. */
+    public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds, int mdtBytes,
+                  Protection protection, int dataCells, int parityCells, Encoding encoding, int version, long chunkOwnerId) {
+        this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells, encoding,
+                version, chunkOwnerId, 0);
     }
 
     public Layout {
@@ -132,15 +143,47 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
         } else if (dataCells != 0 || parityCells != 0) {
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "a replicated layout has no data or parity cells");
         }
+        if (encoding == Encoding.ZSTD ? compressionLevel < ZSTD_LEVEL_MIN || compressionLevel > ZSTD_LEVEL_MAX : compressionLevel != 0) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "compression level %d: zstd takes %d..%d, lz4 and none take none",
+                    compressionLevel, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX);
+        }
         if (version < 1 || version > VERSION) {
             throw PlinthException.of(ErrorCode.NOT_SUPPORTED, "layout format %d (this version reads up to %d)", version, VERSION);
         }
         return this;
     }
 
-    /** Whether this software stores files with this layout: replicated or erasure-coded, as written (compression is not built). */
-    public boolean supported() {
-        return encoding == Encoding.NONE;
+    public boolean compressed() {
+        return encoding != Encoding.NONE;
+    }
+
+    /** A compressed layout's slot: the stored bytes one block of the file may take (header and payload). */
+    public static final int COMPRESSED_SLOT_BYTES = STRIPE_SIZE_UNIT;
+    public static final int COMPRESSED_HEADER_BYTES = 16;
+    /** A compressed layout's block: the file's bytes that one slot holds. */
+    public static final int COMPRESSED_BLOCK_BYTES = COMPRESSED_SLOT_BYTES - COMPRESSED_HEADER_BYTES;
+
+    /**
+     * Where the stored offsets of a file of {@code fileSize} bytes end: the size itself, or for
+     * a compressed layout the end of the slot of its last block (the client's CompressedBlocks).
+     */
+    public long storedSize(long fileSize) {
+        if (!compressed() || fileSize <= mdtBytes) {
+            return fileSize;
+        }
+        return mdtBytes + Math.ceilDiv(fileSize - mdtBytes, (long) COMPRESSED_BLOCK_BYTES) * COMPRESSED_SLOT_BYTES;
+    }
+
+    /** This layout with its file data compressed by {@code encoding} at {@code level} (0: the codec's default), otherwise as this one. */
+    public Layout withCompression(Encoding encoding, int level) {
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
+                encoding, VERSION, chunkOwnerId, level);
+    }
+
+    /** How the layout compresses, as `--compress` takes it: none, lz4, zstd or zstd:LEVEL. */
+    public String compressionName() {
+        String codec = encoding.name().toLowerCase(java.util.Locale.ROOT);
+        return compressionLevel == 0 ? codec : codec + ":" + compressionLevel;
     }
 
     public boolean erasureCoded() {
@@ -150,24 +193,24 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** An erasure-coded layout of {@code dataCells} + {@code parityCells} over as many targets, otherwise as this one. */
     public Layout withErasureCoding(int dataCells, int parityCells) {
         return new Layout(dataCells + parityCells, stripeSizeBytes, chunkSizeBytes, pool, 1, List.of(), mdtBytes, Protection.ERASURE_CODED,
-                dataCells, parityCells, encoding, VERSION);
+                dataCells, parityCells, encoding, VERSION, 0, compressionLevel);
     }
 
     /** This layout replicated {@code replicas} times over {@code stripeCount} chains, otherwise as this one. */
     public Layout withReplicas(int stripeCount, int replicas) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, List.of(), mdtBytes, Protection.REPLICATED, 0, 0,
-                encoding, VERSION);
+                encoding, VERSION, 0, compressionLevel);
     }
 
     public Layout withChains(List<Integer> chains) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes, protection, dataCells, parityCells,
-                encoding, version, chunkOwnerId);
+                encoding, version, chunkOwnerId, compressionLevel);
     }
 
     /** The template part of the layout (no chains, no chunk owner), as a directory stores it. */
     public Layout template() {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, List.of(), mdtBytes, protection, dataCells,
-                parityCells, encoding, version);
+                parityCells, encoding, version, 0, compressionLevel);
     }
 
     /** The inode id that names the chunks of file {@code inodeId} with this layout. */
@@ -178,6 +221,6 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** This layout with its chunks named by {@code owner}. */
     public Layout withChunkOwner(long owner) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
-                encoding, version, owner);
+                encoding, version, owner, compressionLevel);
     }
 }

@@ -30,7 +30,6 @@ final class Placement {
      * members are on distinct nodes).
      */
     void requirePlaceable(Layout template, ClusterMap map) {
-        requireSupported(template);
         PoolInfo pool = pool(template, map);
         if (template.erasureCoded()) {
             int width = template.dataCells() + template.parityCells();
@@ -63,14 +62,6 @@ final class Placement {
                 + layout.pool() + "' has " + nodes + ", so a lost node may take more than " + layout.parityCells() + " cells of a stripe";
     }
 
-    /** Only what files can be stored with: as written (compression is to come). */
-    private static void requireSupported(Layout template) {
-        if (!template.supported()) {
-            throw new PlinthException(ErrorCode.NOT_SUPPORTED, "layouts encoded as " + template.encoding().name().toLowerCase(java.util.Locale.ROOT)
-                    + " are not built yet");
-        }
-    }
-
     private static PoolInfo pool(Layout template, ClusterMap map) {
         PoolInfo pool = map.pool(template.pool());
         if (pool == null) {
@@ -80,7 +71,6 @@ final class Placement {
     }
 
     Layout place(Layout template, ClusterMap map) {
-        requireSupported(template);
         PoolInfo pool = pool(template, map);
         if (template.erasureCoded()) {
             return template.withChains(cellTargets(template, pool, map));
@@ -121,7 +111,7 @@ final class Placement {
             chosen.add(candidates.get((start + i) % candidates.size()).chainId());
         }
         return new Layout(count, template.stripeSizeBytes(), template.chunkSizeBytes(), template.pool(), template.replicas(), chosen,
-                template.mdtBytes(), template.protection(), template.dataCells(), template.parityCells(), template.encoding(), template.version());
+                template.mdtBytes(), template.protection(), template.dataCells(), template.parityCells(), template.encoding(), template.version(), 0, template.compressionLevel());
     }
 
     /**

@@ -921,6 +921,23 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
+    /** What the chunks of a file take here: on disk (holes not counted) and as lengths. */
+    public dev.plinth.wire.messages.StorageMessages.FileUsageResult fileUsage(long inodeId) {
+        long stored = 0;
+        long lengths = 0;
+        for (Path path : chunkFiles(inodeId)) {
+            try {
+                stored += dev.plinth.common.FileAllocation.of(path);
+                lengths += Files.size(path);
+            } catch (NoSuchFileException e) {
+                // removed meanwhile
+            } catch (IOException e) {
+                throw ioError("stat", path, e);
+            }
+        }
+        return new dev.plinth.wire.messages.StorageMessages.FileUsageResult(stored, lengths);
+    }
+
     /** Forces every chunk of a file, and its directory, to stable storage. A failed fsync fails the target ({@link #fail}). */
     public void syncFile(long inodeId) {
         for (Path path : chunkFiles(inodeId)) {

@@ -27,6 +27,7 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import dev.plinth.wire.messages.StorageMessages.ReadChunkResult;
 import dev.plinth.wire.messages.StorageMessages.RemoveFile;
+import dev.plinth.wire.messages.StorageMessages;
 import dev.plinth.wire.messages.StorageMessages.SyncFile;
 import dev.plinth.wire.messages.StorageMessages.TruncateObject;
 import dev.plinth.wire.messages.StorageMessages.WriteChunk;
@@ -213,6 +214,8 @@ public final class StorageService implements AutoCloseable {
             target(request.targetId()).removeFile(request.inodeId());
             return Reply.of(HandshakeMessages.EMPTY);
         }, null));
+        dispatcher.register(StorageMessages.FileUsage.class, (context, request, data) -> onDisk(context, () ->
+                Reply.of(target(request.targetId()).fileUsage(request.inodeId())), null));
         dispatcher.register(SyncFile.class, (context, request, data) -> onDisk(context, () -> {
             target(request.targetId()).syncFile(request.inodeId());
             return Reply.of(HandshakeMessages.EMPTY);

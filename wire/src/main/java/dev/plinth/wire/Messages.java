@@ -110,5 +110,6 @@ final class Messages {
         registry.register(166, MetaMessages.SwapLayout.class, MetaMessages.AttributesReply.class);
         registry.register(167, MetaMessages.Exchange.class, Empty.class);
         registry.register(168, MetaMessages.ReplaceCellChains.class, MetaMessages.AttributesReply.class);
+        registry.register(169, StorageMessages.FileUsage.class, StorageMessages.FileUsageResult.class);
     }
 }

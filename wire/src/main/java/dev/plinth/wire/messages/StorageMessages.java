@@ -87,4 +87,9 @@ public final class StorageMessages {
 
     /** Forces every chunk of a file on one target to stable storage (fsync). */
     public record SyncFile(int targetId, long inodeId) {}
+
+    /** What the chunks of a file take on one target: on disk ({@code storedBytes}, holes not counted) and as lengths. */
+    public record FileUsage(int targetId, long inodeId) {}
+
+    public record FileUsageResult(long storedBytes, long chunkBytes) {}
 }
