@@ -215,16 +215,39 @@ final class ChunkFile implements AutoCloseable {
     int replace(ByteBuffer whole, int[] blockCrcs, long newVersion) throws IOException {
         int oldLength = length;
         int newLength = whole.remaining();
-        writeData(whole.duplicate(), 0);
-        if (newLength < oldLength) {
-            data.truncate(newLength);
-        }
+        writeSparse(whole.slice());
         crcs = blockCrcs.clone();
         length = newLength;
         version = newVersion;
         meta.truncate(headerBytes + (long) crcs.length * 4);
         writeMeta(0, crcs.length);
         return newLength - oldLength;
+    }
+
+    private static final int PAGE_BYTES = 4096;
+    private static final ByteBuffer ZERO_PAGE = ByteBuffer.allocateDirect(PAGE_BYTES);
+
+    /**
+     * Makes the data file hold exactly {@code whole}, leaving its 4 KiB pages of zeros as holes:
+     * a compressed layout's slots (design note 92) stay sparse on a replica sent whole chunks.
+     */
+    private void writeSparse(ByteBuffer whole) throws IOException { // whole's content starts at index 0
+        int total = whole.remaining();
+        data.truncate(0);
+        int runStart = -1;
+        for (int page = 0; page <= total; page += PAGE_BYTES) {
+            boolean zeros = page == total
+                    || whole.slice(page, Math.min(PAGE_BYTES, total - page)).mismatch(ZERO_PAGE.slice(0, Math.min(PAGE_BYTES, total - page))) == -1;
+            if (!zeros && runStart < 0) {
+                runStart = page;
+            } else if (zeros && runStart >= 0) {
+                writeData(whole.slice(runStart, Math.min(page, total) - runStart), runStart);
+                runStart = -1;
+            }
+        }
+        if (total > 0 && data.size() < total) {
+            writeFully(data, ByteBuffer.allocate(1), total - 1); // the length, past a last hole
+        }
     }
 
     /** Writes {@code source} at {@code position}: its aligned part directly where the target can, the rest through the page cache. */

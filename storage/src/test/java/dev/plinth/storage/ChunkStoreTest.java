@@ -298,4 +298,33 @@ class ChunkStoreTest {
             assertThat(store.listChunks(2, null, 1000)).isEmpty(); // no chunk of another chain here
         }
     }
+
+    @Test
+    void aChunkInstalledWholeKeepsItsPagesOfZerosAsHoles() throws IOException {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 1L << 30);
+        ChunkId chunk = new ChunkId(9, 0, 0);
+        write(store, chunk, 0, new byte[] {1, 2, 3}); // an older version with bytes where the new one has a hole
+        write(store, chunk, 300_000, new byte[] {4});
+        byte[] whole = new byte[512 << 10]; // as compressed slots: a payload at the start of each 64 KiB, the rest never written
+        java.util.Random random = new java.util.Random(3);
+        for (int slot = 0; slot < 8; slot++) {
+            for (int i = 0; i < 5000; i++) {
+                whole[slot * 65536 + i] = (byte) random.nextInt();
+            }
+        }
+        int[] blockCrcs = Crc32cBlocks.segmentCrcs(ByteBuffer.wrap(whole), 0);
+        long version = store.stat(chunk).version() + 1;
+        assertThat(store.installRepair(chunk, 1, ByteBuffer.wrap(whole), java.util.Arrays.stream(blockCrcs).boxed().toList(), version)).isTrue();
+        assertThat(read(store, chunk, 0, whole.length)).isEqualTo(whole);
+        Path file = directory.resolve("t").resolve("chunks");
+        long allocated = 0;
+        try (var files = java.nio.file.Files.walk(file)) {
+            for (Path path : files.filter(p -> p.toString().endsWith(".data")).toList()) {
+                assertThat(java.nio.file.Files.size(path)).isEqualTo(whole.length);
+                allocated += dev.plinth.common.FileAllocation.of(path);
+            }
+        }
+        assertThat(allocated).as("two 4 KiB pages of each 64 KiB hold bytes, and the file system a few of its own").isLessThan(whole.length / 4);
+        store.close();
+    }
 }
