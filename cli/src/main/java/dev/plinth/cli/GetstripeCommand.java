@@ -65,7 +65,7 @@ final class GetstripeCommand implements Callable<Integer> {
                 out.put("compression", layout.compressionName());
                 if (!attributes.isDirectory()) {
                     out.put("logical_bytes", attributes.sizeBytes());
-                    out.put("stored_bytes", plinth.storedBytes(attributes));
+                    out.put("stored_bytes", storedBytes(plinth, attributes));
                 }
                 out.put("inherited", inherited);
                 out.put("objects", objects);
@@ -85,7 +85,8 @@ final class GetstripeCommand implements Callable<Integer> {
             System.out.printf("plinth_compression: %s%n", layout.compressionName());
             if (!attributes.isDirectory()) {
                 System.out.printf("plinth_logical_bytes: %d%n", attributes.sizeBytes());
-                System.out.printf("plinth_stored_bytes:  %d%n", plinth.storedBytes(attributes));
+                Long stored = storedBytes(plinth, attributes);
+                System.out.printf("plinth_stored_bytes:  %s%n", stored == null ? "unknown (a target holding the file does not answer)" : stored);
             }
             if (inherited) {
                 System.out.println("(inherited from the file system default)");
@@ -99,5 +100,14 @@ final class GetstripeCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** What the file's chunks take on the targets' disks; null where a target holding some does not answer. */
+    private static Long storedBytes(PlinthClient plinth, Attributes attributes) {
+        try {
+            return plinth.storedBytes(attributes);
+        } catch (dev.plinth.common.PlinthException e) {
+            return null;
+        }
     }
 }

@@ -102,6 +102,7 @@ final class CompressedBlocks implements StripeIo {
     @Override
     public synchronized CompletableFuture<Void> write(long offset, ByteBuffer source, int length) {
         List<CompletableFuture<Void>> waits = new ArrayList<>();
+        List<Block> complete = new ArrayList<>();
         int position = source.position();
         long end = offset + length;
         for (long at = offset; at < end; ) {
@@ -114,7 +115,7 @@ final class CompressedBlocks implements StripeIo {
             block.length = Math.max(block.length, to);
             waits.add(block.acknowledged());
             if (to == BLOCK_BYTES) {
-                send(block);
+                complete.add(block);
             } else if (!block.held) {
                 synchronized (blocks) {
                     block.held = true;
@@ -123,6 +124,7 @@ final class CompressedBlocks implements StripeIo {
             }
             at = blockStart + to;
         }
+        sendAll(complete);
         if (held > HELD_BLOCKS_MAX) {
             sendHeld();
         }
@@ -155,8 +157,31 @@ final class CompressedBlocks implements StripeIo {
         return block;
     }
 
-    /** Sends a block's content as it is now; its waiters complete when the stored layout acknowledges it. */
+    /**
+     * Sends blocks, in order; a write of many blocks has them compressed on the common pool first
+     * (the codec is most of a write's CPU; sending copies each payload before it returns).
+     */
+    private void sendAll(List<Block> ready) {
+        if (ready.size() < 2) {
+            ready.forEach(this::send);
+            return;
+        }
+        byte[][] slots = new byte[ready.size()][];
+        java.util.stream.IntStream.range(0, ready.size()).parallel().forEach(i -> slots[i] = encode(ready.get(i).bytes, ready.get(i).length));
+        for (int i = 0; i < slots.length; i++) {
+            send(ready.get(i), slots[i]);
+        }
+    }
+
     private void send(Block block) {
+        send(block, null);
+    }
+
+    /**
+     * Sends a block's content as it is now ({@code encoded}: it, encoded already, or null); its
+     * waiters complete when the stored layout acknowledges it.
+     */
+    private void send(Block block, byte[] encoded) {
         if (block.held) {
             synchronized (blocks) {
                 block.held = false;
@@ -171,7 +196,7 @@ final class CompressedBlocks implements StripeIo {
                 // the earlier send's waiters have its failure; this send goes on
             }
         }
-        byte[] slot = encode(block.bytes, block.length);
+        byte[] slot = encoded != null ? encoded : encode(block.bytes, block.length);
         int generation;
         synchronized (blocks) {
             generation = ++block.generation;
@@ -214,13 +239,16 @@ final class CompressedBlocks implements StripeIo {
         stored.flush();
     }
 
+    /** Where a block is encoded before it is copied out at its stored length. */
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SLOT_BYTES]);
+
     /** Header, then the block's first {@code length} bytes compressed, or as they are where that saves too little, or nothing for zeros. */
     byte[] encode(byte[] block, int length) {
         int end = length;
         while (end > 0 && block[end - 1] == 0) { // trailing zeros read back as zeros anyway
             end--;
         }
-        byte[] slot = new byte[SLOT_BYTES];
+        byte[] slot = SCRATCH.get();
         byte id;
         int payload;
         if (end == 0) {
@@ -243,10 +271,15 @@ final class CompressedBlocks implements StripeIo {
 
     /** Decodes a slot into {@code block} (which must be zeros: a payload may end before the block); returns the block's length (0 for a hole). */
     static int decode(long index, byte[] slot, byte[] block) {
-        ByteBuffer header = ByteBuffer.wrap(slot, 0, HEADER_BYTES);
+        return decode(index, slot, 0, block);
+    }
+
+    /** {@link #decode(long, byte[], byte[])} of the slot that starts at {@code at} in {@code slots}. */
+    static int decode(long index, byte[] slots, int at, byte[] block) {
+        ByteBuffer header = ByteBuffer.wrap(slots, at, HEADER_BYTES);
         int magic = header.getInt();
         byte id = header.get();
-        header.position(8);
+        header.position(at + 8);
         int payload = header.getInt();
         int length = header.getInt();
         if (magic == 0 && id == 0 && payload == 0 && length == 0) {
@@ -263,11 +296,11 @@ final class CompressedBlocks implements StripeIo {
                 if (payload > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " stores " + payload + " bytes of " + length);
                 }
-                System.arraycopy(slot, HEADER_BYTES, block, 0, payload);
+                System.arraycopy(slots, at + HEADER_BYTES, block, 0, payload);
                 return length;
             }
             default -> {
-                int given = BlockCodec.byId(id).decompress(slot, HEADER_BYTES, payload, block);
+                int given = BlockCodec.byId(id).decompress(slots, at + HEADER_BYTES, payload, block);
                 if (given > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " decompresses to " + given + " bytes of " + length);
                 }
@@ -340,8 +373,7 @@ final class CompressedBlocks implements StripeIo {
                     byte[] content = newest.get(index);
                     if (content == null) {
                         java.util.Arrays.fill(block, (byte) 0);
-                        int slotAt = (int) ((index - first) * SLOT_BYTES);
-                        decode(index, java.util.Arrays.copyOfRange(all, slotAt, slotAt + SLOT_BYTES), block);
+                        decode(index, all, (int) ((index - first) * SLOT_BYTES), block);
                         content = block;
                     }
                     long blockStart = base + index * BLOCK_BYTES;

@@ -188,7 +188,7 @@ public final class FuseMount implements AutoCloseable {
 
     /** Fails at once, naming what is missing and what provides it, where this machine cannot mount (no /dev/fuse, no fuse3). */
     public static void requireMountable() {
-        String missing = Libfuse.missing();
+        String missing = FusePrerequisites.missing();
         if (missing != null) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, missing);
         }

@@ -27,36 +27,7 @@ final class Libfuse {
 
     static final Linker LINKER = Linker.nativeLinker();
 
-    /** Where Debian and others keep libfuse3; Temurin's default search path misses the multiarch directory. */
-    private static final List<String> LIBRARY_PATHS = List.of(
-            "/lib/x86_64-linux-gnu/libfuse3.so.3", "/usr/lib/x86_64-linux-gnu/libfuse3.so.3",
-            "/usr/lib64/libfuse3.so.3", "/usr/lib/libfuse3.so.3", "/lib64/libfuse3.so.3");
-
-    private static final SymbolLookup LIBRARY = SymbolLookup.libraryLookup(libraryPath(), Arena.global());
-
-    static Path libraryPath() {
-        for (String candidate : LIBRARY_PATHS) {
-            if (Files.exists(Path.of(candidate))) {
-                return Path.of(candidate);
-            }
-        }
-        throw new IllegalStateException("libfuse3.so.3 not found (looked in " + LIBRARY_PATHS + "); install the fuse3 package");
-    }
-
-    /** What this machine lacks for a mount (a sentence naming each thing and what provides it), or null when nothing. */
-    static String missing() {
-        java.util.List<String> missing = new java.util.ArrayList<>();
-        if (!Files.exists(Path.of("/dev/fuse"))) {
-            missing.add("/dev/fuse (load the fuse kernel module: modprobe fuse; in a container, pass the device)");
-        }
-        if (LIBRARY_PATHS.stream().noneMatch(path -> Files.exists(Path.of(path)))) {
-            missing.add("libfuse3.so.3 (the Debian package fuse3)");
-        }
-        if (!Files.isExecutable(Path.of("/usr/bin/fusermount3")) && !Files.isExecutable(Path.of("/bin/fusermount3"))) {
-            missing.add("fusermount3 (the Debian package fuse3)");
-        }
-        return missing.isEmpty() ? null : "FUSE cannot mount here: missing " + String.join(", and ", missing);
-    }
+    private static final SymbolLookup LIBRARY = SymbolLookup.libraryLookup(FusePrerequisites.libraryPath(), Arena.global());
 
     private static MethodHandle function(String name, FunctionDescriptor descriptor) {
         MemorySegment symbol = LIBRARY.find(name).orElseThrow(() -> new IllegalStateException("libfuse3 lacks " + name));
