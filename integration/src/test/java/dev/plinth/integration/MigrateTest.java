@@ -26,9 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code plinth migrate} while the file is in use: a writer appends (open, write, close: each
  * close acknowledges), a reader verifies what it finds, and the file is migrated from one stripe
- * to four, to erasure coding 4+2, to another pool and back, each migration retrying while the
- * writer has the file open. Nothing acknowledged is lost, no reader sees a wrong byte, and the
- * copies' old chunks are removed.
+ * to four, to erasure coding 4+2, to another pool, to lz4, to erasure coding with zstd and back,
+ * each migration retrying while the writer has the file open. Nothing acknowledged is lost, no
+ * reader sees a wrong byte, and the copies' old chunks are removed.
  */
 class MigrateTest {
     private static final int APPEND = 96 << 10;
@@ -107,13 +107,16 @@ class MigrateTest {
             Layout fourStripes = new Layout(4, 256 << 10, 1 << 20, Layout.DEFAULT_POOL, 1, List.of());
             Layout erasureCoded = new Layout(1, 256 << 10, 256 << 10, Layout.DEFAULT_POOL, 1, List.of()).withErasureCoding(4, 2);
             Layout otherPool = new Layout(2, 1 << 20, 1 << 20, "capacity", 1, List.of());
-            for (Layout target : List.of(fourStripes, erasureCoded, otherPool, oneStripe)) {
+            Layout lz4 = fourStripes.withCompression(Layout.Encoding.LZ4, 0);
+            Layout erasureCodedZstd = erasureCoded.withCompression(Layout.Encoding.ZSTD, 3);
+            for (Layout target : List.of(fourStripes, erasureCoded, otherPool, lz4, erasureCodedZstd, oneStripe)) {
                 Migration.Result result = Migration.migrate(client, "/live", target, bytes -> { });
                 assertThat(result.outcome()).as("to %s: %s", target, result.note()).isEqualTo(Migration.Outcome.MIGRATED);
                 Layout now = client.stat("/live").layout();
                 assertThat(now.stripeCount()).isEqualTo(target.stripeCount());
                 assertThat(now.protection()).isEqualTo(target.protection());
                 assertThat(now.pool()).isEqualTo(target.pool());
+                assertThat(now.compressionName()).isEqualTo(target.compressionName());
                 if (target.pool().equals("capacity")) {
                     assertThat(now.chainIds()).allMatch(chain -> chain == 5 || chain == 6);
                 }
