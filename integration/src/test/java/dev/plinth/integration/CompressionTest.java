@@ -140,6 +140,9 @@ class CompressionTest {
             assertThat(textStored).as("text-like bytes compress").isLessThan(text.length / 2);
             assertThat(noiseStored).as("random bytes are kept as they are, a header per 64 KiB more")
                     .isBetween((long) noise.length, noise.length + (long) noise.length / 100);
+            long lengths = cluster.server().storage().targets().stream().mapToLong(target -> target.usedBytes()).sum();
+            long onDisk = cluster.server().storage().usage().stream().mapToLong(usage -> usage.usedBytes()).sum();
+            assertThat(onDisk).as("what df shows as used: the disks' bytes, not the slots' lengths").isLessThan(lengths - text.length / 3);
         }
     }
 }

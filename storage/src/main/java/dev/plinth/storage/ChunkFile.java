@@ -52,6 +52,8 @@ final class ChunkFile implements AutoCloseable {
     private int format = FORMAT_VERSION;
     private int[] crcs;
     boolean closed;
+    /** What the data file took on disk when last measured (st_blocks; holes not counted). */
+    private long allocatedBytes;
 
     private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta, DirectWriter directWriter) {
         this.dataPath = dataPath;
@@ -59,6 +61,23 @@ final class ChunkFile implements AutoCloseable {
         this.data = data;
         this.meta = meta;
         this.directWriter = directWriter;
+        this.allocatedBytes = measureAllocation(dataPath);
+    }
+
+    private static long measureAllocation(Path dataPath) {
+        try {
+            return dev.plinth.common.FileAllocation.of(dataPath);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** How much more (or, negative, less) the data file takes on disk than when last measured; measures it again. */
+    long allocationChange() {
+        long now = measureAllocation(dataPath);
+        long change = now - allocatedBytes;
+        allocatedBytes = now;
+        return change;
     }
 
     /**
@@ -234,10 +253,10 @@ final class ChunkFile implements AutoCloseable {
     private void writeSparse(ByteBuffer whole) throws IOException { // whole's content starts at index 0
         int total = whole.remaining();
         data.truncate(0);
-        int runStart = -1;
-        for (int page = 0; page <= total; page += PAGE_BYTES) {
-            boolean zeros = page == total
-                    || whole.slice(page, Math.min(PAGE_BYTES, total - page)).mismatch(ZERO_PAGE.slice(0, Math.min(PAGE_BYTES, total - page))) == -1;
+        int runStart = -1; // where the run of pages with bytes being gathered starts; -1: none
+        for (int page = 0; page < total || runStart >= 0; page += PAGE_BYTES) {
+            int pageBytes = Math.max(0, Math.min(PAGE_BYTES, total - page));
+            boolean zeros = pageBytes == 0 || whole.slice(page, pageBytes).mismatch(ZERO_PAGE.slice(0, pageBytes)) == -1;
             if (!zeros && runStart < 0) {
                 runStart = page;
             } else if (zeros && runStart >= 0) {

@@ -70,6 +70,15 @@ public final class ChunkStore implements AutoCloseable {
      */
     private final FileStore fileStore;
     private final AtomicLong usedBytes = new AtomicLong();
+    /**
+     * What the chunks' data files take on disk (holes, as compressed layouts leave, not counted):
+     * measured after each change, and counted again from the files now and then
+     * ({@link #recountStoredBytes}), since a file system may allocate a little more later
+     * (an extent block at writeback) than a measurement right after the write saw.
+     */
+    private final AtomicLong storedBytes = new AtomicLong();
+    /** Every measured change to {@link #storedBytes} so far: what happened during a recount. */
+    private final AtomicLong storedChanges = new AtomicLong();
     private volatile String failure;
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
@@ -163,7 +172,9 @@ public final class ChunkStore implements AutoCloseable {
                         store.failure, failed);
             }
             Files.createDirectories(store.chunksRoot);
-            store.usedBytes.set(store.scanUsedBytes());
+            long[] scanned = store.scanUsedAndStoredBytes();
+            store.usedBytes.set(scanned[0]);
+            store.storedBytes.set(scanned[1]);
             return store;
         } catch (IOException e) {
             throw new PlinthException(ErrorCode.IO_ERROR, "cannot open target " + root + ": " + e.getMessage(), e);
@@ -276,16 +287,54 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    private long scanUsedBytes() throws IOException {
+    /** The chunks' data files: their lengths and what they take on disk. */
+    private long[] scanUsedAndStoredBytes() throws IOException {
+        long[] sums = new long[2];
         try (Stream<Path> files = Files.walk(chunksRoot)) {
-            return files.filter(p -> p.toString().endsWith(".data")).mapToLong(p -> {
+            files.filter(p -> p.toString().endsWith(".data")).forEach(p -> {
                 try {
-                    return Files.size(p);
+                    sums[0] += Files.size(p);
+                    sums[1] += dev.plinth.common.FileAllocation.of(p);
                 } catch (IOException e) {
-                    return 0;
+                    // removed meanwhile
                 }
-            }).sum();
+            });
         }
+        return sums;
+    }
+
+    /**
+     * The size {@code df} shows: what the chunks take on disk ({@link #storedBytes}) and what may
+     * still be written ({@link #capacityBytes} less {@link #usedBytes}, which counts chunk lengths).
+     */
+    public long shownCapacityBytes() {
+        return storedBytes() + Math.max(0, capacityBytes() - usedBytes());
+    }
+
+    /** What the chunks' data files take on the disk, holes not counted: what {@code df} shows as used. */
+    public long storedBytes() {
+        return Math.max(0, storedBytes.get());
+    }
+
+    private void stored(long change) {
+        storedBytes.addAndGet(change);
+        storedChanges.addAndGet(change);
+    }
+
+    /**
+     * Counts {@link #storedBytes} again from the files. Changes measured during the walk are added
+     * to what it found, so a change to a file the walk had passed is not lost (one to a file it
+     * had not reached yet counts twice until the next recount).
+     */
+    public void recountStoredBytes() {
+        long changesBefore = storedChanges.get();
+        long[] scanned;
+        try {
+            scanned = scanUsedAndStoredBytes();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return; // a directory removed during the walk: the next recount
+        }
+        storedBytes.set(scanned[1] + storedChanges.get() - changesBefore);
     }
 
     private Path inodeDirectory(long inodeId) {
@@ -422,6 +471,8 @@ public final class ChunkStore implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 usedBytes.addAndGet(-growth); // the write left the chunk as it was
                 throw e;
+            } finally {
+                stored(file.allocationChange());
             }
             touched(chain, chunk);
             return new WriteResult(file.version(), file.length());
@@ -469,6 +520,7 @@ public final class ChunkStore implements AutoCloseable {
             }
             previousOut[0] = file.version();
             usedBytes.addAndGet(-file.cut(length, newVersion));
+            stored(file.allocationChange());
             touched(chain, chunk);
             return new WriteResult(file.version(), file.length());
         });
@@ -603,6 +655,8 @@ public final class ChunkStore implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 usedBytes.addAndGet(-growth);
                 throw e;
+            } finally {
+                stored(file.allocationChange());
             }
             if (touching != null) {
                 touched(touching, chunk);
@@ -869,7 +923,11 @@ public final class ChunkStore implements AutoCloseable {
                 removeChunk(path);
             } else if (chunkStart + chunkSizeBytes > objectLength) {
                 int keep = (int) (objectLength - chunkStart);
-                Integer freed = withChunk(path, false, file -> file.truncate(keep));
+                Integer freed = withChunk(path, false, file -> {
+                    int cut = file.truncate(keep);
+                    stored(file.allocationChange());
+                    return cut;
+                });
                 if (freed != null) {
                     usedBytes.addAndGet(-freed);
                 }
@@ -900,9 +958,11 @@ public final class ChunkStore implements AutoCloseable {
         }
         try {
             long size = Files.exists(dataPath) ? Files.size(dataPath) : 0;
+            long allocated = dev.plinth.common.FileAllocation.of(dataPath);
             Files.deleteIfExists(ChunkFormat.metaPath(dataPath));
             if (Files.deleteIfExists(dataPath)) {
                 usedBytes.addAndGet(-size);
+                stored(-allocated);
             }
         } catch (IOException e) {
             throw ioError("remove", dataPath, e);

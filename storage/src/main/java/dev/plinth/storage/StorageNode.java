@@ -47,6 +47,9 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     private final long nodeTimeoutNanos;
     private final StorageService service;
     private final ScheduledExecutorService heartbeats;
+    /** Counts what the targets' chunks take on disk again now and then (a walk of each target: not on the heartbeat's thread). */
+    private final ScheduledExecutorService recounts;
+    private static final long RECOUNT_PERIOD_SECONDS = 60;
     private final Resync resync;
     private final Scrubber scrubber;
     private volatile ClusterMap map;
@@ -64,6 +67,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         this.service = new StorageService(config.get(Settings.STORAGE_IO_THREADS), this, registry);
         targets.forEach(service::addTarget);
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("storage-heartbeat").daemon().factory());
+        this.recounts = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("storage-recount").daemon().factory());
         this.resync = new Resync(this, service, config.get(Settings.STORAGE_RESYNC_BYTES_PER_SECOND), registry);
         this.scrubber = new Scrubber(this, service, config.get(Settings.STORAGE_SCRUB_BYTES_PER_SECOND),
                 config.get(Settings.STORAGE_SCRUB_INTERVAL_MILLIS), registry);
@@ -93,6 +97,8 @@ public final class StorageNode implements ClusterView, AutoCloseable {
         heartbeats.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
         resync.start();
         scrubber.start();
+        recounts.scheduleWithFixedDelay(() -> service.targets().forEach(ChunkStore::recountStoredBytes), RECOUNT_PERIOD_SECONDS,
+                RECOUNT_PERIOD_SECONDS, TimeUnit.SECONDS);
     }
 
     private void register() {
@@ -285,6 +291,7 @@ public final class StorageNode implements ClusterView, AutoCloseable {
     @Override
     public void close() {
         heartbeats.shutdownNow();
+        recounts.shutdownNow();
         scrubber.close();
         resync.close();
         service.close();

@@ -94,10 +94,10 @@ public final class StorageService implements AutoCloseable {
                 "target", "direction");
         GaugeWithCallback.builder().name("plinth_target_capacity_bytes").help("Capacity each target reports (see target.capacity).")
                 .labelNames("target").callback(callback -> targets.values().forEach(target ->
-                        callback.call(target.capacityBytes(), Integer.toString(target.targetId())))).register(registry);
-        GaugeWithCallback.builder().name("plinth_target_used_bytes").help("Bytes each target's chunks take.")
+                        callback.call(target.shownCapacityBytes(), Integer.toString(target.targetId())))).register(registry);
+        GaugeWithCallback.builder().name("plinth_target_used_bytes").help("Bytes each target's chunks take on its disk (holes not counted).")
                 .labelNames("target").callback(callback -> targets.values().forEach(target ->
-                        callback.call(target.usedBytes(), Integer.toString(target.targetId())))).register(registry);
+                        callback.call(target.storedBytes(), Integer.toString(target.targetId())))).register(registry);
         io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("plinth_target_direct_io_bytes")
                 .help("Bytes of plinth_target_io_bytes that went past the page cache (O_DIRECT; see storage.direct-reads and storage.direct-writes).")
                 .labelNames("target", "direction").callback(callback -> targets.values().forEach(target -> {
@@ -136,10 +136,14 @@ public final class StorageService implements AutoCloseable {
         return targets.values().stream().filter(target -> target.failure() == null).map(this::usageOf).toList();
     }
 
-    /** A target's capacity and use, and its byte counters (the ones /metrics shows) for mgmt's throughput figures. */
+    /**
+     * A target's capacity and use, and its byte counters (the ones /metrics shows) for mgmt's
+     * throughput figures. Used is what its chunks take on disk, so that df counts what compressed
+     * layouts stored, not the slots they reserve; the rest of the size is what it may still take.
+     */
     public TargetUsage usageOf(ChunkStore target) {
         String label = Integer.toString(target.targetId());
-        return new TargetUsage(target.targetId(), target.capacityBytes(), target.usedBytes(), target.filesystemId(),
+        return new TargetUsage(target.targetId(), target.shownCapacityBytes(), target.storedBytes(), target.filesystemId(),
                 (long) bytes.labelValues(label, "read").get(), (long) bytes.labelValues(label, "write").get());
     }
 

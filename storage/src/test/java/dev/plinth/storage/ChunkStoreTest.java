@@ -305,13 +305,14 @@ class ChunkStoreTest {
         ChunkId chunk = new ChunkId(9, 0, 0);
         write(store, chunk, 0, new byte[] {1, 2, 3}); // an older version with bytes where the new one has a hole
         write(store, chunk, 300_000, new byte[] {4});
-        byte[] whole = new byte[512 << 10]; // as compressed slots: a payload at the start of each 64 KiB, the rest never written
+        byte[] whole = new byte[(512 << 10) - 1000]; // as compressed slots: a payload at the start of each 64 KiB, the rest never written
         java.util.Random random = new java.util.Random(3);
         for (int slot = 0; slot < 8; slot++) {
             for (int i = 0; i < 5000; i++) {
                 whole[slot * 65536 + i] = (byte) random.nextInt();
             }
         }
+        whole[whole.length - 1] = 9; // the last page partial, and not zeros
         int[] blockCrcs = Crc32cBlocks.segmentCrcs(ByteBuffer.wrap(whole), 0);
         long version = store.stat(chunk).version() + 1;
         assertThat(store.installRepair(chunk, 1, ByteBuffer.wrap(whole), java.util.Arrays.stream(blockCrcs).boxed().toList(), version)).isTrue();
@@ -325,6 +326,32 @@ class ChunkStoreTest {
             }
         }
         assertThat(allocated).as("two 4 KiB pages of each 64 KiB hold bytes, and the file system a few of its own").isLessThan(whole.length / 4);
+        byte[] shorter = java.util.Arrays.copyOf(whole, 70_000); // a partial last page of bytes, after a longer version
+        version = store.stat(chunk).version() + 1;
+        assertThat(store.installRepair(chunk, 1, ByteBuffer.wrap(shorter), java.util.Arrays.stream(Crc32cBlocks.segmentCrcs(
+                ByteBuffer.wrap(shorter), 0)).boxed().toList(), version)).isTrue();
+        assertThat(read(store, chunk, 0, shorter.length)).isEqualTo(shorter);
+        store.close();
+    }
+
+    @Test
+    void storedBytesCountWhatTheDiskHoldsNotTheHoles() {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 1L << 30);
+        byte[] payload = new byte[6000];
+        new java.util.Random(4).nextBytes(payload);
+        for (int slot = 0; slot < 16; slot++) { // as compressed slots: 6,000 bytes at the start of each 64 KiB
+            write(store, new ChunkId(5, 0, 0), slot * 65536, payload);
+        }
+        assertThat(store.usedBytes()).as("chunk lengths count the holes").isEqualTo(15 * 65536 + 6000);
+        assertThat(store.storedBytes()).as("two 4 KiB pages per slot").isBetween(16 * 8192L, 16 * 8192L + 8192);
+        long stored = store.storedBytes();
+        store.recountStoredBytes();
+        assertThat(store.storedBytes()).isBetween(stored, stored + 8192); // the file system may add an extent block at writeback
+        assertThat(store.shownCapacityBytes()).isEqualTo(store.storedBytes() + store.capacityBytes() - store.usedBytes());
+        store.removeFile(5);
+        assertThat(store.storedBytes()).isZero();
+        store.recountStoredBytes();
+        assertThat(store.storedBytes()).isZero();
         store.close();
     }
 }
