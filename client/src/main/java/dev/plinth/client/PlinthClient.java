@@ -285,6 +285,11 @@ public final class PlinthClient implements AutoCloseable {
     /** Reads noted and not yet sent; past this many, more are dropped until the next flush (atime is advisory). */
     private static final int ATIMES_PENDING_MAX = 16_384;
     private final java.util.Set<Long> atimesPending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /**
+     * Held while a batch is taken and sent: an explicit atime (utimes) waits for a batch in flight
+     * and drops its file from the next one, so a read noted before it never lands after it.
+     */
+    private final Object atimeBatchLock = new Object();
 
     /**
      * A handle read its file: where relatime would move its atime (by what the handle knows), the
@@ -298,6 +303,12 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     private void flushAtimes() {
+        synchronized (atimeBatchLock) {
+            sendAtimes();
+        }
+    }
+
+    private void sendAtimes() {
         if (atimesPending.isEmpty()) {
             return;
         }
@@ -637,6 +648,11 @@ public final class PlinthClient implements AutoCloseable {
 
     /** Sets attributes; a size change of a released file restores it first (HSM). */
     public Attributes setAttr(long inodeId, int mask, int mode, int uid, int gid, long sizeBytes, long atimeNanos, long mtimeNanos) {
+        if ((mask & MetaMessages.SET_ATIME) != 0) {
+            synchronized (atimeBatchLock) {
+                atimesPending.remove(inodeId);
+            }
+        }
         return restoringIfReleased(inodeId, () -> this.<AttributesReply>meta(new MetaMessages.SetAttr(header(), inodeId, mask, mode, uid, gid,
                 sizeBytes, atimeNanos, mtimeNanos)).attributes());
     }
