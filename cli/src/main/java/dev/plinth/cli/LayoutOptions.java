@@ -63,11 +63,13 @@ final class LayoutOptions {
 
     /** The codec and level `--compress` names; a usage error (exit 2) for anything else. */
     static Layout withCompression(Layout layout, String value, picocli.CommandLine commandLine) {
-        Object[] parsed = parseCompression(value, commandLine);
-        return layout.withCompression((Layout.Encoding) parsed[0], (Integer) parsed[1]);
+        Compression parsed = parseCompression(value, commandLine);
+        return layout.withCompression(parsed.encoding(), parsed.level());
     }
 
-    private static Object[] parseCompression(String value, picocli.CommandLine commandLine) {
+    private record Compression(Layout.Encoding encoding, int level) {}
+
+    private static Compression parseCompression(String value, picocli.CommandLine commandLine) {
         java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("(?i)(none|lz4|zstd)(?::(-?\\d{1,2}))?").matcher(value.trim());
         if (!matcher.matches() || (matcher.group(2) != null && !matcher.group(1).equalsIgnoreCase("zstd"))) {
             throw new picocli.CommandLine.ParameterException(commandLine, "--compress takes lz4, zstd[:LEVEL] or none, not '" + value + "'");
@@ -77,7 +79,7 @@ final class LayoutOptions {
             throw new picocli.CommandLine.ParameterException(commandLine, "zstd levels are " + Layout.ZSTD_LEVEL_MIN + ".." + Layout.ZSTD_LEVEL_MAX
                     + ", not " + level);
         }
-        return new Object[] {Layout.Encoding.valueOf(matcher.group(1).toUpperCase(java.util.Locale.ROOT)), level};
+        return new Compression(Layout.Encoding.valueOf(matcher.group(1).toUpperCase(java.util.Locale.ROOT)), level);
     }
 
     /** K+M as two numbers, or null for "none"; a usage error (exit 2) otherwise. */

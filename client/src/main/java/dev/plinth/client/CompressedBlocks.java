@@ -4,7 +4,6 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.Layout;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.StripeMath.Piece;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -145,7 +144,7 @@ final class CompressedBlocks implements StripeIo {
             if (!whole) {
                 Extent slot = PlinthClient.await(stored.read(slotOffset(index), SLOT_BYTES));
                 try {
-                    block.length = decode(index, slotBytes(slot), block.bytes);
+                    block.length = decode(index, bytesOf(slot), 0, block.bytes);
                 } finally {
                     slot.release();
                 }
@@ -190,11 +189,7 @@ final class CompressedBlocks implements StripeIo {
         }
         if (block.inflight != null && !block.inflight.isDone()) {
             stored.flush();
-            try {
-                PlinthClient.await(block.inflight);
-            } catch (RuntimeException e) {
-                // the earlier send's waiters have its failure; this send goes on
-            }
+            awaitSend(block);
         }
         byte[] slot = encoded != null ? encoded : encode(block.bytes, block.length);
         int generation;
@@ -219,6 +214,17 @@ final class CompressedBlocks implements StripeIo {
                 }
             }
         });
+    }
+
+    /** Waits for a block's last send, if any; its failure is its waiters' (the writes that sent it), not the caller's. */
+    private static void awaitSend(Block block) {
+        if (block.inflight != null) {
+            try {
+                PlinthClient.await(block.inflight);
+            } catch (RuntimeException e) {
+                // reported to the writes that sent it
+            }
+        }
     }
 
     private void sendHeld() {
@@ -269,12 +275,10 @@ final class CompressedBlocks implements StripeIo {
         return java.util.Arrays.copyOf(slot, HEADER_BYTES + payload);
     }
 
-    /** Decodes a slot into {@code block} (which must be zeros: a payload may end before the block); returns the block's length (0 for a hole). */
-    static int decode(long index, byte[] slot, byte[] block) {
-        return decode(index, slot, 0, block);
-    }
-
-    /** {@link #decode(long, byte[], byte[])} of the slot that starts at {@code at} in {@code slots}. */
+    /**
+     * Decodes the slot that starts at {@code at} in {@code slots} into {@code block} (which must be
+     * zeros: a payload may end before the block); returns the block's length (0 for a hole).
+     */
     static int decode(long index, byte[] slots, int at, byte[] block) {
         ByteBuffer header = ByteBuffer.wrap(slots, at, HEADER_BYTES);
         int magic = header.getInt();
@@ -311,23 +315,10 @@ final class CompressedBlocks implements StripeIo {
         }
     }
 
-    /** A fetched slot's 64 KiB (zeros where it holds none). */
-    private static byte[] slotBytes(Extent slot) {
-        byte[] bytes = new byte[SLOT_BYTES];
-        slot.deliver(slot.start, slot.length, new ExtentSink() {
-            private int at;
-
-            @Override
-            public void bytes(ByteBuf source, int index, int length) {
-                source.getBytes(index, bytes, at, length);
-                at += length;
-            }
-
-            @Override
-            public void zeros(int length) {
-                at += length;
-            }
-        });
+    /** All the bytes of a fetched extent (zeros for its holes). */
+    private static byte[] bytesOf(Extent extent) {
+        byte[] bytes = new byte[extent.length];
+        extent.deliver(extent.start, extent.length, new PlinthFile.CopyInto(ByteBuffer.wrap(bytes)));
         return bytes;
     }
 
@@ -353,21 +344,7 @@ final class CompressedBlocks implements StripeIo {
         int storedLength = Math.toIntExact((last - first + 1) * SLOT_BYTES);
         return stored.read(storedStart, storedLength).thenApply(slots -> {
             try {
-                byte[] all = new byte[storedLength];
-                slots.deliver(slots.start, slots.length, new ExtentSink() {
-                    private int at;
-
-                    @Override
-                    public void bytes(ByteBuf source, int index, int count) {
-                        source.getBytes(index, all, at, count);
-                        at += count;
-                    }
-
-                    @Override
-                    public void zeros(int count) {
-                        at += count;
-                    }
-                });
+                byte[] all = bytesOf(slots);
                 byte[] block = new byte[BLOCK_BYTES];
                 for (long index = first; index <= last; index++) {
                     byte[] content = newest.get(index);
@@ -401,13 +378,7 @@ final class CompressedBlocks implements StripeIo {
             all = List.copyOf(blocks.values());
         }
         for (Block block : all) {
-            if (block.inflight != null) {
-                try {
-                    PlinthClient.await(block.inflight);
-                } catch (RuntimeException e) {
-                    // reported to the write's own waiters
-                }
-            }
+            awaitSend(block);
         }
         synchronized (blocks) {
             blocks.clear();

@@ -618,13 +618,7 @@ public final class PlinthClient implements AutoCloseable {
             for (int targetId : targets) {
                 calls.add(storage(targetId).callAsync(new StorageMessages.FileUsage(targetId, owner), null, java.time.Duration.ofMillis(timeoutMillis())));
             }
-            long total = 0;
-            for (java.util.concurrent.CompletableFuture<dev.plinth.wire.RpcResponse<StorageMessages.FileUsageResult>> call : calls) {
-                try (dev.plinth.wire.RpcResponse<StorageMessages.FileUsageResult> response = RpcClient.await(call)) {
-                    total += response.message().storedBytes();
-                }
-            }
-            return total;
+            return ReplicatedChains.awaitAll(calls).stream().mapToLong(StorageMessages.FileUsageResult::storedBytes).sum();
         }, this::refreshClusterMapSoon);
     }
 

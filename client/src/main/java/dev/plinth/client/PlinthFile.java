@@ -747,7 +747,7 @@ public final class PlinthFile implements AutoCloseable {
     }
 
     /** Copies into the caller's buffer ({@link #read(long, ByteBuffer)}). */
-    private record CopyInto(ByteBuffer target) implements ExtentSink {
+    record CopyInto(ByteBuffer target) implements ExtentSink {
         @Override
         public void bytes(ByteBuf source, int index, int length) {
             source.getBytes(index, target.slice(target.position(), length));

@@ -120,12 +120,13 @@ final class ReplicatedChains implements StripeIo {
         });
     }
 
-    /** Waits for every call, closing every response, and throws the first failure. */
-    static void awaitAll(List<CompletableFuture<RpcResponse<Record>>> calls) {
+    /** Waits for every call, closing every response, and throws the first failure; returns the replies in order. */
+    static <T extends Record> List<T> awaitAll(List<CompletableFuture<RpcResponse<T>>> calls) {
         RuntimeException first = null;
-        for (CompletableFuture<RpcResponse<Record>> call : calls) {
-            try {
-                RpcClient.await(call).close();
+        List<T> replies = new ArrayList<>(calls.size());
+        for (CompletableFuture<RpcResponse<T>> call : calls) {
+            try (RpcResponse<T> response = RpcClient.await(call)) {
+                replies.add(response.message());
             } catch (RuntimeException e) {
                 first = first == null ? e : first;
             }
@@ -133,6 +134,7 @@ final class ReplicatedChains implements StripeIo {
         if (first != null) {
             throw first;
         }
+        return replies;
     }
 
     @Override
