@@ -2,6 +2,8 @@ package dev.plinth.integration;
 
 import static dev.plinth.integration.ErasureCodingTest.assertSameBytes;
 import static dev.plinth.integration.ErasureCodingTest.read;
+import static dev.plinth.integration.ErasureCodingTest.readOwnWriteAndMaybeSync;
+import static dev.plinth.integration.ErasureCodingTest.truncateAtRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.plinth.client.PlinthClient;
@@ -89,24 +91,10 @@ class CompressionTest {
                         }
                         System.arraycopy(data, 0, model, offset, length);
                         size = Math.max(size, offset + length);
-                        int readOffset = random.nextInt(size);
-                        int readLength = Math.min(size - readOffset, 1 + random.nextInt(1 << 20));
-                        ByteBuffer back = ByteBuffer.allocate(readLength);
-                        file.read(readOffset, back);
-                        assertSameBytes(back.array(), Arrays.copyOfRange(model, readOffset, readOffset + readLength), context + " read-own-write");
-                        if (random.nextBoolean()) {
-                            file.fsync();
-                        }
+                        readOwnWriteAndMaybeSync(file, random, model, size, context);
                     }
                 } else if (choice < 75) {
-                    int newSize = random.nextInt(4) == 0 ? random.nextInt(FILE_BYTES_MAX) : random.nextInt(size + 1);
-                    try (PlinthFile file = client.open("/c", true)) {
-                        file.truncate(newSize);
-                    }
-                    if (newSize < size) {
-                        Arrays.fill(model, newSize, size, (byte) 0);
-                    }
-                    size = newSize;
+                    size = truncateAtRandom(client, "/c", random, model, size);
                 }
                 assertThat(client.stat("/c").sizeBytes()).as(context).isEqualTo(size);
                 if (size > 0) {

@@ -86,24 +86,10 @@ class ErasureCodingTest {
                         file.write(offset, ByteBuffer.wrap(data, 0, split));
                         System.arraycopy(data, 0, model, offset, length);
                         size = Math.max(size, offset + length);
-                        int readOffset = random.nextInt(size);
-                        int readLength = Math.min(size - readOffset, 1 + random.nextInt(1 << 20));
-                        ByteBuffer back = ByteBuffer.allocate(readLength);
-                        file.read(readOffset, back);
-                        assertSameBytes(back.array(), Arrays.copyOfRange(model, readOffset, readOffset + readLength), context + " read-own-write at " + readOffset);
-                        if (random.nextBoolean()) {
-                            file.fsync();
-                        }
+                        readOwnWriteAndMaybeSync(file, random, model, size, context);
                     }
                 } else if (choice < 65) {
-                    int newSize = random.nextInt(4) == 0 ? random.nextInt(FILE_BYTES_MAX) : random.nextInt(size + 1);
-                    try (PlinthFile file = client.open("/ec", true)) {
-                        file.truncate(newSize);
-                    }
-                    if (newSize < size) {
-                        Arrays.fill(model, newSize, size, (byte) 0);
-                    }
-                    size = newSize;
+                    size = truncateAtRandom(client, "/ec", random, model, size);
                 } else if (choice < 75) {
                     flipBytes(inode, damaged, random);
                 }
@@ -246,6 +232,30 @@ class ErasureCodingTest {
     }
 
     /** Compares without printing megabytes: the first byte that differs and how many do. */
+    /** Reads a random range of the file through the handle that wrote it, checks it against the model, and fsyncs half the time. */
+    static void readOwnWriteAndMaybeSync(PlinthFile file, Random random, byte[] model, int size, String context) {
+        int readOffset = random.nextInt(size);
+        int readLength = Math.min(size - readOffset, 1 + random.nextInt(1 << 20));
+        ByteBuffer back = ByteBuffer.allocate(readLength);
+        file.read(readOffset, back);
+        assertSameBytes(back.array(), Arrays.copyOfRange(model, readOffset, readOffset + readLength), context + " read-own-write at " + readOffset);
+        if (random.nextBoolean()) {
+            file.fsync();
+        }
+    }
+
+    /** Truncates the file to a random size (a quarter of the time anywhere up to the model's length, else below its size) as the model does; returns the new size. */
+    static int truncateAtRandom(PlinthClient client, String path, Random random, byte[] model, int size) {
+        int newSize = random.nextInt(4) == 0 ? random.nextInt(model.length) : random.nextInt(size + 1);
+        try (PlinthFile file = client.open(path, true)) {
+            file.truncate(newSize);
+        }
+        if (newSize < size) {
+            Arrays.fill(model, newSize, size, (byte) 0);
+        }
+        return newSize;
+    }
+
     static void assertSameBytes(byte[] actual, byte[] expected, String context) {
         assertThat(actual.length).as(context + ": length").isEqualTo(expected.length);
         int mismatch = Arrays.mismatch(actual, expected);
