@@ -3,14 +3,9 @@ package dev.plinth.cli;
 import dev.plinth.client.CellRebuild;
 import dev.plinth.client.PlinthClient;
 import dev.plinth.common.Json;
-import dev.plinth.common.PlinthException;
-import dev.plinth.wire.messages.MetaMessages.Attributes;
-import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
-import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
-import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -23,7 +18,8 @@ import picocli.CommandLine.Option;
 @Command(name = "rebuild", mixinStandardHelpOptions = true,
         description = {"Move erasure-coded cells off targets that will not come back: each file's cells on them are decoded from its "
                 + "other cells onto other targets (distinct nodes first), then the file's layout names the new targets.",
-                "Replicated chains need nothing of this: mgmt replaces a lost member and resync copies the chain. A file with "
+                "The mgmt leader does the same by itself for a target offline longer than mgmt.target-lost-millis; this command "
+                        + "does it now. Replicated chains need nothing of this: mgmt replaces a lost member and resync copies the chain. A file with "
                         + "one replica on such a target cannot be rebuilt and is listed as lost. Files open for writing are retried "
                         + "for 10 s, then reported busy. Exit status 1 if any file was not rebuilt."})
 final class RebuildCommand implements Callable<Integer> {
@@ -45,20 +41,16 @@ final class RebuildCommand implements Callable<Integer> {
         List<Map<String, Object>> report = new ArrayList<>();
         Map<String, Long> counts = new TreeMap<>();
         try (PlinthClient plinth = client.connect()) {
-            ClusterMap map = plinth.refreshClusterMap();
-            Set<Integer> affected = new HashSet<>();
-            for (ChainInfo chain : map.chains()) {
-                if (chain.members().stream().anyMatch(member -> gone.contains(member.targetId()))) {
-                    affected.add(chain.chainId());
+            CellRebuild.rebuildTargets(plinth, gone, dryRun, outcome -> {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("inode", outcome.inodeId());
+                entry.put("outcome", outcome.outcome());
+                if (outcome.note() != null) {
+                    entry.put("note", outcome.note());
                 }
-            }
-            for (MdtInfo mdt : map.mdts()) {
-                plinth.forEachFileChains(mdt.mdtId(), false, file -> {
-                    if (file.expectsChunks() && file.chainIds().stream().anyMatch(affected::contains)) {
-                        rebuildOne(plinth, map, file.inodeId(), gone, report, counts);
-                    }
-                });
-            }
+                report.add(entry);
+                counts.merge(outcome.outcome(), 1L, Long::sum);
+            });
         }
         if (json) {
             Map<String, Object> out = new LinkedHashMap<>();
@@ -76,45 +68,5 @@ final class RebuildCommand implements Callable<Integer> {
         }
         boolean incomplete = counts.keySet().stream().anyMatch(outcome -> !outcome.equals("rebuilt") && !outcome.equals("would rebuild"));
         return incomplete ? Main.EXIT_FAILED : 0;
-    }
-
-    private void rebuildOne(PlinthClient plinth, ClusterMap map, long inodeId, Set<Integer> gone, List<Map<String, Object>> report,
-                            Map<String, Long> counts) {
-        Attributes file;
-        try {
-            file = plinth.getAttr(inodeId);
-        } catch (PlinthException e) {
-            return; // removed since it was listed
-        }
-        String outcome;
-        String note = null;
-        if (file.layout() == null || !file.layout().erasureCoded()) {
-            boolean unreplicated = file.layout() != null && file.layout().chainIds().stream().map(map::chain)
-                    .anyMatch(chain -> chain != null && chain.replicas() < 2 && chain.members().stream().anyMatch(m -> gone.contains(m.targetId())));
-            if (!unreplicated) {
-                return; // replicated: mgmt and resync restore its chains
-            }
-            outcome = "lost";
-            note = "one replica of it was on " + targets + ": what it held is gone unless the target comes back";
-        } else if (dryRun) {
-            outcome = "would rebuild";
-        } else {
-            try {
-                CellRebuild.Result result = CellRebuild.rebuild(plinth, file, gone);
-                outcome = "rebuilt";
-                note = "cells " + result.movedCells() + " moved, " + result.groupsRebuilt() + " chunk group(s) rebuilt";
-            } catch (PlinthException e) {
-                outcome = e.code() == dev.plinth.common.ErrorCode.BUSY ? "busy" : "failed";
-                note = e.getMessage();
-            }
-        }
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("inode", inodeId);
-        entry.put("outcome", outcome);
-        if (note != null) {
-            entry.put("note", note);
-        }
-        report.add(entry);
-        counts.merge(outcome, 1L, Long::sum);
     }
 }

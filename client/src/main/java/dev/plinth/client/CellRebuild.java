@@ -26,6 +26,77 @@ public final class CellRebuild {
     /** What a rebuild did to one file: the cells it moved (none if it had none on the targets) and the chunk groups it rebuilt. */
     public record Result(List<Integer> movedCells, long groupsRebuilt) {}
 
+    /** What happened to one file with chunks on gone targets: rebuilt, would rebuild (a dry run), lost, busy or failed; note in words or null. */
+    public record FileOutcome(long inodeId, String outcome, String note) {
+        /** Whether the file needs no more work: rebuilt, or lost for good (nothing can bring a one-replica chunk back). */
+        public boolean settled() {
+            return outcome.equals("rebuilt") || outcome.equals("lost");
+        }
+    }
+
+    /**
+     * Finds every file with chunks on {@code goneTargets} (the MDTs' file chain lists) and hands
+     * {@code outcomes} what became of each: erasure-coded files are rebuilt ({@link #rebuild}),
+     * or only listed with {@code dryRun}; files with one replica there are lost; replicated ones
+     * are left to mgmt and resync and not reported.
+     */
+    public static void rebuildTargets(PlinthClient client, Set<Integer> goneTargets, boolean dryRun,
+                                      java.util.function.Consumer<FileOutcome> outcomes) {
+        ClusterMap map = client.refreshClusterMap();
+        Set<Integer> affected = new HashSet<>();
+        for (ChainInfo chain : map.chains()) {
+            if (chain.members().stream().anyMatch(member -> goneTargets.contains(member.targetId()))) {
+                affected.add(chain.chainId());
+            }
+        }
+        for (dev.plinth.wire.messages.MgmtMessages.MdtInfo mdt : map.mdts()) {
+            client.forEachFileChains(mdt.mdtId(), false, file -> {
+                // not file.expectsChunks(): it is false for files open now, which are retried as busy, not passed over
+                if (file.chainIds().stream().anyMatch(affected::contains)) {
+                    FileOutcome outcome = rebuildFile(client, file.inodeId(), goneTargets, dryRun);
+                    if (outcome != null) {
+                        outcomes.accept(outcome);
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * Rebuilds one file found with chunks on {@code goneTargets} (or, with {@code dryRun}, says
+     * it would): its outcome, or null where there is nothing to do (it was removed, it has no
+     * chunks, or it is replicated and resync restores it).
+     */
+    public static FileOutcome rebuildFile(PlinthClient client, long inodeId, Set<Integer> goneTargets, boolean dryRun) {
+        ClusterMap map = client.clusterMap();
+        Attributes file;
+        try {
+            file = client.getAttr(inodeId);
+        } catch (PlinthException e) {
+            return null; // removed since it was listed
+        }
+        if (file.layout() == null || file.sizeBytes() <= file.layout().mdtBytes() || dev.plinth.wire.messages.HsmMessages.released(file)) {
+            return null; // no chunks: all of it is beside the inode, or in the archive
+        }
+        if (!file.layout().erasureCoded()) {
+            boolean unreplicated = file.layout().chainIds().stream().map(map::chain)
+                    .anyMatch(chain -> chain != null && chain.replicas() < 2
+                            && chain.members().stream().anyMatch(m -> goneTargets.contains(m.targetId())));
+            return unreplicated ? new FileOutcome(inodeId, "lost", "one replica of it was on " + goneTargets
+                    + ": what it held is gone unless the target comes back") : null; // replicated: mgmt and resync restore its chains
+        }
+        if (dryRun) {
+            return new FileOutcome(inodeId, "would rebuild", null);
+        }
+        try {
+            Result result = rebuild(client, file, goneTargets);
+            return new FileOutcome(inodeId, "rebuilt", "cells " + result.movedCells() + " moved, " + result.groupsRebuilt()
+                    + " chunk group(s) rebuilt");
+        } catch (PlinthException e) {
+            return new FileOutcome(inodeId, e.code() == ErrorCode.BUSY ? "busy" : "failed", e.getMessage());
+        }
+    }
+
     /**
      * Moves an erasure-coded file's cells off {@code goneTargets} (targets that will not come
      * back): each such cell gets another target's one-replica chain, on a node the file's other
@@ -61,7 +132,7 @@ public final class CellRebuild {
             }
             Layout next = layout.withChains(chains);
             ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, layout.chunkOwner(inodeId), next)
-                    .checkParity(current.layout().storedSize(current.sizeBytes()), true, 0);
+                    .checkParity(current.layout().storedSize(current.sizeBytes()), true, 0, bytes -> {});
             List<String> failed = check.problems().stream().filter(problem -> !problem.endsWith("(repaired)")).toList();
             if (!failed.isEmpty()) {
                 throw new PlinthException(ErrorCode.IO_ERROR, "inode " + inodeId + ": " + failed.getFirst());

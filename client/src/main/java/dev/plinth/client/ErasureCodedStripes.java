@@ -768,8 +768,9 @@ final class ErasureCodedStripes implements StripeIo {
      * mended: cells that disagree with K or more others, or cannot be read, are rebuilt from those;
      * parity that does not match data agreeing on one tag is made again from the data.
      * {@code settleMillis} is that second: 0 where the file is known to be quiet (a rebuild).
+     * {@code groupRead} hears the bytes each group's check read (all its cells).
      */
-    ParityCheck checkParity(long sizeBytes, boolean repair, long settleMillis) {
+    ParityCheck checkParity(long sizeBytes, boolean repair, long settleMillis, java.util.function.LongConsumer groupRead) {
         long rowBytes = rowBytes();
         long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
         long groups = (parityLength + chunkBytes - 1) / chunkBytes;
@@ -777,6 +778,7 @@ final class ErasureCodedStripes implements StripeIo {
         long repaired = 0;
         for (long group = 0; group < groups; group++) {
             String problem = checkGroup(group);
+            groupRead.accept((long) (k + m) * Math.min(chunkBytes, parityLength - group * chunkBytes));
             if (problem == null) {
                 continue;
             }

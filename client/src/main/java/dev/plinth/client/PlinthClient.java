@@ -627,11 +627,16 @@ public final class PlinthClient implements AutoCloseable {
      * {@code plinth fsck --parity}); with {@code repair}, mends what it finds.
      */
     public ParityReport checkParity(Attributes file, boolean repair) {
+        return checkParity(file, repair, bytes -> {});
+    }
+
+    /** As above, telling {@code groupRead} the bytes of each chunk group read, so that a background check can pace itself. */
+    public ParityReport checkParity(Attributes file, boolean repair, java.util.function.LongConsumer groupRead) {
         if (file.layout() == null || !file.layout().erasureCoded()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + file.inodeId() + " is not erasure-coded");
         }
         ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.layout().chunkOwner(file.inodeId()), file.layout())
-                .checkParity(file.layout().storedSize(file.sizeBytes()), repair, 1000);
+                .checkParity(file.layout().storedSize(file.sizeBytes()), repair, 1000, groupRead);
         return new ParityReport(check.groups(), check.problems(), check.repaired());
     }
 

@@ -85,7 +85,14 @@ public final class Settings {
                     + "after the same time without a heartbeat answered, so a node cut off from mgmt cannot acknowledge writes.");
     public static final Setting<Long> MGMT_TARGET_LOST_MILLIS = Setting.ofLong("mgmt.target-lost-millis", 3_600_000, "milliseconds",
             "A target offline this long is declared lost: other targets take its places in its chains and copy their chunks "
-                    + "(at storage.resync-bytes-per-second). 0: never.");
+                    + "(at storage.resync-bytes-per-second), and erasure-coded files' cells on it are decoded onto other targets "
+                    + "(as plinth rebuild does). 0: never.");
+    public static final Setting<Long> MGMT_PARITY_SCRUB_INTERVAL_MILLIS = Setting.ofLong("mgmt.parity-scrub-interval-millis", 604_800_000,
+            "milliseconds", "Time between the starts of two passes of the mgmt leader's parity scrub, which reads every erasure-coded file "
+                    + "whole and checks each stripe's parity against its data, mending what it finds (as plinth fsck --parity --repair). "
+                    + "0: never.");
+    public static final Setting<Long> MGMT_PARITY_SCRUB_BYTES_PER_SECOND = Setting.ofBytes("mgmt.parity-scrub-bytes-per-second", 32L << 20,
+            "Bandwidth the parity scrub may use (all cells of a stripe count).");
     public static final Setting<Long> MGMT_LINK_REJOIN_MILLIS = Setting.ofLong("mgmt.link-rejoin-millis", 30_000, "milliseconds",
             "A chain member that left because its predecessor could not reach it (both still online) tries again after this "
                     + "long: it syncs and serves if the link works, and leaves again if not.");

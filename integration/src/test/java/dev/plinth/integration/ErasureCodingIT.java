@@ -132,6 +132,48 @@ class ErasureCodingIT {
         }
     }
 
+    /** A node killed for good: once mgmt declares its target lost, the leader's upkeep moves every cell it held, with no operator. */
+    @Test
+    void aDeadNodesCellsAreRebuiltElsewhereWithoutAnOperator() throws Exception {
+        List<String> settings = List.of("mgmt.node-timeout-millis=" + NODE_TIMEOUT_MILLIS, "mgmt.target-lost-millis=3000",
+                "rpc.timeout-millis=4000", "client.retry-timeout-millis=60000");
+        Config clientConfig = Config.defaults().with("rpc.timeout-millis", "4000").with("client.retry-timeout-millis", "60000");
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 4, settings); PlinthClient client = cluster.client(clientConfig)) {
+            ProcessCluster.awaitMap(client, map -> map.nodes().size() == 4 && map.nodes().stream().allMatch(n -> n.online()), 30_000);
+            client.mkdir("/ec", 0755);
+            client.setLayout("/ec", new Layout(1, CELL, CELL, Layout.DEFAULT_POOL, 1, List.of(), 0).withErasureCoding(2, 1), false);
+            Random random = new Random(23);
+            List<byte[]> contents = new ArrayList<>();
+            for (int n = 0; n < 8; n++) {
+                byte[] content = new byte[(1 << 20) + random.nextInt(1 << 20)];
+                random.nextBytes(content);
+                write(client, "/ec/f" + n, content, 0, content.length);
+                contents.add(content);
+            }
+            ProcessCluster.StorageNodeProcess victim = cluster.storageNodes().getFirst();
+            int victimChain = victim.targetId; // a target's own one-replica chain has the target's id
+            long onVictim = java.util.stream.IntStream.range(0, contents.size())
+                    .filter(n -> client.stat("/ec/f" + n).layout().chainIds().contains(victimChain)).count();
+            assertThat(onVictim).as("files with a cell on the node to kill").isPositive();
+            victim.kill();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(90);
+            for (int n = 0; n < contents.size(); n++) {
+                while (client.stat("/ec/f" + n).layout().chainIds().contains(victimChain)) {
+                    assertThat(System.nanoTime()).as("f" + n + "'s cell left the dead node within 90 s").isLessThan(deadline);
+                    Thread.sleep(250);
+                }
+            }
+            try (PlinthClient fresh = cluster.client(clientConfig)) {
+                for (int n = 0; n < contents.size(); n++) {
+                    var file = fresh.stat("/ec/f" + n);
+                    assertThat(fresh.checkParity(file, false).problems()).as("f" + n + " whole without the dead node").isEmpty();
+                    ErasureCodingTest.assertSameBytes(ErasureCodingTest.read(fresh, "/ec/f" + n, 0, contents.get(n).length),
+                            contents.get(n), "f" + n + " after the rebuild");
+                }
+            }
+        }
+    }
+
     private static void write(PlinthClient client, String path, byte[] bytes, int offset, int length) {
         try (PlinthFile file = client.exists(path) ? client.open(path, true) : client.create(path, 0644, true, null)) {
             file.write(offset, ByteBuffer.wrap(bytes, 0, length));

@@ -213,6 +213,74 @@ class ErasureCodingTest {
         }
     }
 
+    @Test
+    void mgmtRebuildsTheCellsOfATargetItDeclaresLost() throws Exception {
+        Random random = new Random(17);
+        byte[] content = new byte[(2 << 20) + 999];
+        random.nextBytes(content);
+        Config config = sixTargets().with("mgmt.target-lost-millis", "1500");
+        try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient client = cluster.client()) {
+            Layout layout = new Layout(1, 128 << 10, 256 << 10, "default", 1, List.of()).withErasureCoding(2, 1);
+            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
+                file.write(0, ByteBuffer.wrap(content));
+            }
+            var before = client.stat("/ec");
+            FaultPoints.set(FaultPoints.STORAGE_FSYNC_FAIL, "1"); // the first target to sync fails for good
+            try (PlinthFile file = client.open("/ec", true)) {
+                file.write(0, ByteBuffer.wrap(content, 0, 1000));
+                file.fsync();
+            } catch (RuntimeException expected) {
+                // the failed target's fsync
+            }
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            int failedObject = -1;
+            while (failedObject < 0 && System.nanoTime() < deadline) {
+                failedObject = offlineObject(client, before.layout());
+                Thread.sleep(100);
+            }
+            assertThat(failedObject).as("a target of the file went offline").isNotNegative();
+            int failedChain = before.layout().chainIds().get(failedObject);
+            // nobody runs plinth rebuild: once mgmt declares the target lost, its leader's upkeep moves the cell
+            var after = client.stat("/ec");
+            while (after.layout().chainIds().contains(failedChain) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+                after = client.stat("/ec");
+            }
+            assertThat(after.layout().chainIds()).as("the cell on the lost target moved").doesNotContain(failedChain);
+            assertThat(offlineObject(client, after.layout())).as("every cell on an online target").isNegative();
+            assertThat(client.checkParity(after, false).problems()).isEmpty();
+            assertSameBytes(read(client, "/ec", 0, content.length), content, "after the rebuild");
+        }
+    }
+
+    @Test
+    void theParityScrubFindsDamagedCellsAndMendsThem() throws Exception {
+        Random random = new Random(19);
+        byte[] content = new byte[(2 << 20) + 555];
+        random.nextBytes(content);
+        Config config = sixTargets().with("mgmt.parity-scrub-interval-millis", "500");
+        try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient client = cluster.client()) {
+            Layout layout = new Layout(1, 128 << 10, 128 << 10, "default", 1, List.of()).withErasureCoding(4, 2);
+            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
+                file.write(0, ByteBuffer.wrap(content));
+            }
+            var attributes = client.stat("/ec");
+            for (int object : new int[] {2, 5}) { // a data cell and a parity cell
+                for (int round = 0; round < 3; round++) {
+                    flipBytes(attributes.inodeId(), object, random);
+                }
+            }
+            assertThat(client.checkParity(attributes, false).problems()).as("damaged").isNotEmpty();
+            // nobody runs fsck --parity: the mgmt leader's scrub finds the damage and mends it
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (!client.checkParity(attributes, false).problems().isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(250);
+            }
+            assertThat(client.checkParity(attributes, false).problems()).as("after the scrub").isEmpty();
+            assertSameBytes(read(client, "/ec", 0, content.length), content, "after the scrub");
+        }
+    }
+
     /** The object whose target serves nothing any more: the one whose chunk files a read cannot reach is found by elimination. */
     private int failedObject(PlinthClient client) {
         int object = offlineObject(client, client.stat("/ec").layout());

@@ -530,6 +530,35 @@ public final class MgmtService implements AutoCloseable {
     }
 
     /**
+     * Whether this mgmt answers for the cluster: a single one, or the leader of its group once
+     * its liveness clocks started (the first check after it took over), so that work done only
+     * by the leader (the erasure-code upkeep) starts from this term's view.
+     */
+    public synchronized boolean leads() {
+        return raft == null || (raft.isLeaderReady() && ledAtLastCheck);
+    }
+
+    /**
+     * Targets offline for longer than {@code mgmt.target-lost-millis}, as this replica sees them
+     * while it leads (empty on a follower, and when targets are never declared lost): what the
+     * erasure-code upkeep moves cells off. In memory only, like the clocks it reads: a new
+     * leader or a restart gives every offline target a full timeout again.
+     */
+    public synchronized java.util.Set<Integer> lostTargets() {
+        if (targetLostNanos <= 0 || !leads()) {
+            return java.util.Set.of();
+        }
+        long now = System.nanoTime();
+        java.util.Set<Integer> lost = new java.util.TreeSet<>();
+        offlineSince.forEach((target, since) -> {
+            if (now - since > targetLostNanos) {
+                lost.add(target);
+            }
+        });
+        return lost;
+    }
+
+    /**
      * A chain member cannot reach its successor: if both nodes are online (mgmt still hears from
      * both, so neither will be timed out), one leaves the chain ({@link ChainTables#unreachable}).
      * The reporter is blamed instead when it found members of two or more other nodes
