@@ -33,10 +33,11 @@ abstract class BlockCodec {
     abstract int compress(byte[] source, int length, byte[] target, int targetOffset, int maxLength);
 
     /**
-     * Decompresses {@code source[offset, offset + length)} into {@code target}; returns the bytes it
-     * gave (at most {@code target.length}). What follows them in {@code target} is undefined.
+     * Decompresses {@code source[offset, offset + length)} into {@code target} from
+     * {@code targetOffset}; returns the bytes it gave (at most {@code maxLength}). What follows
+     * them in the {@code maxLength} bytes is undefined (zstd uses them as scratch space).
      */
-    abstract int decompress(byte[] source, int offset, int length, byte[] target);
+    abstract int decompress(byte[] source, int offset, int length, byte[] target, int targetOffset, int maxLength);
 
     static BlockCodec of(Layout layout) {
         return switch (layout.encoding()) {
@@ -75,9 +76,9 @@ abstract class BlockCodec {
         }
 
         @Override
-        int decompress(byte[] source, int offset, int length, byte[] target) {
+        int decompress(byte[] source, int offset, int length, byte[] target, int targetOffset, int maxLength) {
             try {
-                return decompressor.decompress(source, offset, length, target, 0, target.length);
+                return decompressor.decompress(source, offset, length, target, targetOffset, maxLength);
             } catch (LZ4Exception e) {
                 throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "an lz4 block does not decompress: " + e.getMessage());
             }
@@ -114,9 +115,9 @@ abstract class BlockCodec {
         }
 
         @Override
-        int decompress(byte[] source, int offset, int length, byte[] target) {
+        int decompress(byte[] source, int offset, int length, byte[] target, int targetOffset, int maxLength) {
             try {
-                return DECOMPRESSORS.get().decompressByteArray(target, 0, target.length, source, offset, length);
+                return DECOMPRESSORS.get().decompressByteArray(target, targetOffset, maxLength, source, offset, length);
             } catch (com.github.luben.zstd.ZstdException e) {
                 throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "a zstd block does not decompress: " + e.getMessage());
             }

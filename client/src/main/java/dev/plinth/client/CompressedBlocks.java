@@ -61,8 +61,15 @@ final class CompressedBlocks implements StripeIo {
     private final Map<Long, Block> blocks = new HashMap<>();
     private int held;
 
-    CompressedBlocks(StripeIo stored, Layout layout) {
+    /**
+     * Where fetched slots are decoded: not the network thread that received them, which serves
+     * every target of a node's connection and would decode a reader's units one after another.
+     */
+    private final java.util.concurrent.Executor decoder;
+
+    CompressedBlocks(StripeIo stored, Layout layout, java.util.concurrent.Executor decoder) {
         this.stored = stored;
+        this.decoder = decoder;
         this.layout = layout;
         this.base = layout.mdtBytes();
         this.codec = BlockCodec.of(layout);
@@ -144,7 +151,7 @@ final class CompressedBlocks implements StripeIo {
             if (!whole) {
                 Extent slot = PlinthClient.await(stored.read(slotOffset(index), SLOT_BYTES));
                 try {
-                    block.length = decode(index, bytesOf(slot), 0, block.bytes);
+                    block.length = decode(index, slot, slotOffset(index), block.bytes, 0);
                 } finally {
                     slot.release();
                 }
@@ -280,6 +287,11 @@ final class CompressedBlocks implements StripeIo {
      * zeros: a payload may end before the block); returns the block's length (0 for a hole).
      */
     static int decode(long index, byte[] slots, int at, byte[] block) {
+        return decode(index, slots, at, block, 0);
+    }
+
+    /** As above, into {@code target[targetOffset, targetOffset + BLOCK_BYTES)}, which must be zeros. */
+    static int decode(long index, byte[] slots, int at, byte[] target, int targetOffset) {
         ByteBuffer header = ByteBuffer.wrap(slots, at, HEADER_BYTES);
         int magic = header.getInt();
         byte id = header.get();
@@ -300,26 +312,38 @@ final class CompressedBlocks implements StripeIo {
                 if (payload > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " stores " + payload + " bytes of " + length);
                 }
-                System.arraycopy(slots, at + HEADER_BYTES, block, 0, payload);
+                System.arraycopy(slots, at + HEADER_BYTES, target, targetOffset, payload);
                 return length;
             }
             default -> {
-                int given = BlockCodec.byId(id).decompress(slots, at + HEADER_BYTES, payload, block);
+                int given = BlockCodec.byId(id).decompress(slots, at + HEADER_BYTES, payload, target, targetOffset, BLOCK_BYTES);
                 if (given > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " decompresses to " + given + " bytes of " + length);
                 }
                 // zstd may use the output's room past what it gives as scratch space (its literals buffer): zeros again
-                java.util.Arrays.fill(block, given, block.length, (byte) 0);
+                java.util.Arrays.fill(target, targetOffset + given, targetOffset + BLOCK_BYTES, (byte) 0);
                 return length;
             }
         }
     }
 
-    /** All the bytes of a fetched extent (zeros for its holes). */
-    private static byte[] bytesOf(Extent extent) {
-        byte[] bytes = new byte[extent.length];
-        extent.deliver(extent.start, extent.length, new PlinthFile.CopyInto(ByteBuffer.wrap(bytes)));
-        return bytes;
+    /** Where a fetched slot's header and payload are gathered to be decoded. */
+    private static final ThreadLocal<byte[]> FETCHED = ThreadLocal.withInitial(() -> new byte[SLOT_BYTES]);
+
+    /**
+     * Decodes the slot at stored offset {@code slotStart} of a fetched extent into
+     * {@code target[targetOffset, targetOffset + BLOCK_BYTES)} (zeros there). Only its header and
+     * payload leave the received buffers: the rest of the slot is a hole, and copying its zeros
+     * cost a read as much as decoding did.
+     */
+    private static int decode(long index, Extent slots, long slotStart, byte[] target, int targetOffset) {
+        byte[] fetched = FETCHED.get();
+        slots.deliver(slotStart, HEADER_BYTES, new PlinthFile.CopyInto(ByteBuffer.wrap(fetched, 0, HEADER_BYTES)));
+        int payload = ByteBuffer.wrap(fetched).getInt(8);
+        if (payload > 0 && payload <= BLOCK_BYTES) { // else decode refuses the header, or there is nothing more
+            slots.deliver(slotStart + HEADER_BYTES, payload, new PlinthFile.CopyInto(ByteBuffer.wrap(fetched, HEADER_BYTES, payload)));
+        }
+        return decode(index, fetched, 0, target, targetOffset);
     }
 
     @Override
@@ -342,18 +366,23 @@ final class CompressedBlocks implements StripeIo {
         }
         long storedStart = slotOffset(first);
         int storedLength = Math.toIntExact((last - first + 1) * SLOT_BYTES);
-        return stored.read(storedStart, storedLength).thenApply(slots -> {
+        return stored.read(storedStart, storedLength).thenApplyAsync(slots -> {
             try {
-                byte[] all = bytesOf(slots);
-                byte[] block = new byte[BLOCK_BYTES];
+                byte[] block = null;
                 for (long index = first; index <= last; index++) {
                     byte[] content = newest.get(index);
+                    long blockStart = base + index * BLOCK_BYTES;
+                    long slotStart = slotOffset(index);
+                    if (content == null && blockStart >= offset && blockStart + BLOCK_BYTES <= offset + length) {
+                        decode(index, slots, slotStart, out, (int) (blockStart - offset)); // a whole block of the read: no copy
+                        continue;
+                    }
                     if (content == null) {
+                        block = block == null ? new byte[BLOCK_BYTES] : block;
                         java.util.Arrays.fill(block, (byte) 0);
-                        decode(index, all, (int) ((index - first) * SLOT_BYTES), block);
+                        decode(index, slots, slotStart, block, 0);
                         content = block;
                     }
-                    long blockStart = base + index * BLOCK_BYTES;
                     long from = Math.max(offset, blockStart);
                     long to = Math.min(offset + length, blockStart + BLOCK_BYTES);
                     System.arraycopy(content, (int) (from - blockStart), out, (int) (from - offset), (int) (to - from));
@@ -363,7 +392,7 @@ final class CompressedBlocks implements StripeIo {
             } finally {
                 slots.release();
             }
-        });
+        }, decoder);
     }
 
     /**

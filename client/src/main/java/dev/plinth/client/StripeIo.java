@@ -42,6 +42,6 @@ interface StripeIo {
     static StripeIo of(PlinthClient client, long fileInodeId, Layout layout) {
         long inodeId = layout.chunkOwner(fileInodeId);
         StripeIo stored = layout.erasureCoded() ? new ErasureCodedStripes(client, inodeId, layout) : new ReplicatedChains(client, inodeId, layout);
-        return layout.compressed() ? new CompressedBlocks(stored, layout) : stored;
+        return layout.compressed() ? new CompressedBlocks(stored, layout, client.codingExecutor()) : stored;
     }
 }
