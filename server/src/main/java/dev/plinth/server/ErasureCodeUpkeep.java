@@ -69,6 +69,7 @@ final class ErasureCodeUpkeep implements AutoCloseable {
     private List<Long> retries = List.of();
     private boolean retriesOverflowed;
     private long nextRebuildNanos;
+    private long lastParityPassMillis;
 
     ErasureCodeUpkeep(MgmtService mgmt, ProcessHost host, Path mgmtDirectory) {
         this.mgmt = mgmt;
@@ -128,16 +129,22 @@ final class ErasureCodeUpkeep implements AutoCloseable {
             rebuilding = Set.of();
             return;
         }
-        boolean scan = !pending.equals(rebuilding) || retriesOverflowed;
-        if (!scan && System.nanoTime() - nextRebuildNanos < 0) {
+        boolean newlyLost = !pending.equals(rebuilding);
+        if (!newlyLost && System.nanoTime() - nextRebuildNanos < 0) {
             return;
         }
+        boolean scan = newlyLost || retriesOverflowed;
+        // until this try ends as it should: one that throws (an MDT away) scans again, after the delay
+        rebuilding = Set.copyOf(pending);
+        nextRebuildNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REBUILD_RETRY_MILLIS);
+        retriesOverflowed = true;
         Map<String, Long> counts = new TreeMap<>();
         List<Long> unsettled = new ArrayList<>();
+        long[] unsettledCount = {0};
         java.util.function.Consumer<CellRebuild.FileOutcome> record = outcome -> {
             rebuildFiles.labelValues(outcome.outcome()).inc();
             counts.merge(outcome.outcome(), 1L, Long::sum);
-            if (!outcome.settled()) {
+            if (!outcome.settled() && unsettledCount[0]++ < RETRIES_MAX) {
                 unsettled.add(outcome.inodeId());
             }
             if (!outcome.outcome().equals("rebuilt")) {
@@ -157,16 +164,14 @@ final class ErasureCodeUpkeep implements AutoCloseable {
                 }
             }
         }
-        rebuilding = Set.copyOf(pending);
-        retriesOverflowed = unsettled.size() > RETRIES_MAX;
+        retriesOverflowed = unsettledCount[0] > RETRIES_MAX;
         retries = retriesOverflowed ? List.of() : unsettled;
-        if (unsettled.isEmpty()) {
+        if (unsettledCount[0] == 0) {
             settled.addAll(pending);
             LOG.info("targets {} declared lost: their erasure-coded cells are on other targets now; files: {}", pending,
                     counts.isEmpty() ? "none had cells there" : counts);
         } else {
-            nextRebuildNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REBUILD_RETRY_MILLIS);
-            LOG.warn("targets {} declared lost: files {}; trying {} again in {} s", pending, counts, unsettled.size(),
+            LOG.warn("targets {} declared lost: files {}; trying {} again in {} s", pending, counts, unsettledCount[0],
                     REBUILD_RETRY_MILLIS / 1000);
         }
     }
@@ -183,7 +188,11 @@ final class ErasureCodeUpkeep implements AutoCloseable {
                     if (closed || !mgmt.leads()) {
                         throw new PassStopped();
                     }
-                    rebuildLostTargets(); // a target lost during a long pass does not wait for its end
+                    try {
+                        rebuildLostTargets(); // a target lost during a long pass does not wait for its end
+                    } catch (RuntimeException e) {
+                        LOG.warn("erasure-code upkeep: {}", e.toString());
+                    }
                     checkFile(plinth, file, results);
                 });
             } catch (PassStopped stopped) {
@@ -263,17 +272,20 @@ final class ErasureCodeUpkeep implements AutoCloseable {
         }
     }
 
+    /** When the last whole pass started (wall clock), read from its file once. */
     private long lastParityPass() {
-        try {
-            return Long.parseLong(Files.readString(lastParityPassFile, StandardCharsets.UTF_8).trim());
-        } catch (IOException | NumberFormatException e) {
-            long now = System.currentTimeMillis(); // never ran here: the first pass comes one interval from now
-            writeLastParityPass(now);
-            return now;
+        if (lastParityPassMillis == 0) {
+            try {
+                lastParityPassMillis = Long.parseLong(Files.readString(lastParityPassFile, StandardCharsets.UTF_8).trim());
+            } catch (IOException | NumberFormatException e) {
+                writeLastParityPass(System.currentTimeMillis()); // never ran here: the first pass comes one interval from now
+            }
         }
+        return lastParityPassMillis;
     }
 
     private void writeLastParityPass(long startedMillis) {
+        lastParityPassMillis = startedMillis;
         try {
             Path next = lastParityPassFile.resolveSibling(lastParityPassFile.getFileName() + ".tmp");
             Files.writeString(next, Long.toString(startedMillis), StandardCharsets.UTF_8);
