@@ -5,6 +5,7 @@ import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolOperation;
 import dev.plinth.wire.messages.MgmtMessages.UpdatePool;
+import dev.plinth.common.Sizes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -72,7 +73,7 @@ final class PoolCommand {
         }
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "List pools and their targets.")
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List pools: their targets, and the bytes those hold and have free.")
     static final class ListPools implements Callable<Integer> {
         @Mixin
         ClientMixin client;
@@ -82,7 +83,9 @@ final class PoolCommand {
             try (PlinthClient plinth = client.connect()) {
                 ClusterMap map = plinth.clusterMap();
                 for (PoolInfo pool : map.pools()) {
-                    System.out.printf("%-16s %s%n", pool.name(), pool.targetIds());
+                    dev.plinth.wire.messages.MgmtMessages.PoolSpace space = map.spaceOf(pool);
+                    System.out.printf("%-16s %s  used %s of %s, %s free%n", pool.name(), pool.targetIds(), Sizes.format(space.usedBytes()),
+                            Sizes.format(space.capacityBytes()), Sizes.format(space.freeBytes()));
                 }
             }
             return 0;

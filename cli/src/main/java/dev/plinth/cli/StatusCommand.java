@@ -8,6 +8,7 @@ import dev.plinth.wire.messages.MetaMessages.StatFsReply;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
+import dev.plinth.wire.messages.MgmtMessages;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import java.util.List;
@@ -109,7 +110,10 @@ final class StatusCommand implements Callable<Integer> {
         }
         System.out.println();
         for (PoolInfo pool : map.pools()) {
-            System.out.printf("pool %-16s %s%n", pool.name(), pool.targetIds().isEmpty() ? "(all targets)" : pool.targetIds());
+            MgmtMessages.PoolSpace space = map.spaceOf(pool);
+            System.out.printf(Locale.ROOT, "pool %-16s %s used of %s (%d%%), %s free; targets %s%n", pool.name(), Sizes.format(space.usedBytes()),
+                    Sizes.format(space.capacityBytes()), space.capacityBytes() == 0 ? 0 : Math.round(100.0 * space.usedBytes() / space.capacityBytes()),
+                    Sizes.format(space.freeBytes()), pool.targetIds().isEmpty() ? "none" : pool.targetIds());
         }
         System.out.println();
         System.out.println(attention.isEmpty() ? "all nodes, targets and chains healthy" : "attention:\n  " + String.join("\n  ", attention));

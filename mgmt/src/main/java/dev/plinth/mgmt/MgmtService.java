@@ -917,6 +917,19 @@ public final class MgmtService implements AutoCloseable {
                     callback.call(rebuilding, "rebuilding");
                     callback.call(current.chains().size() - healthy - rebuilding, "degraded");
                 }).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_pool_used_bytes")
+                .help("Bytes the chunks on each pool's targets take on their disks: when it nears plinth_pool_capacity_bytes, "
+                        + "migrate data to another pool or add targets.")
+                .labelNames("pool").callback(callback -> {
+                    ClusterMap current = map;
+                    current.pools().forEach(pool -> callback.call(current.spaceOf(pool).usedBytes(), pool.name()));
+                }).register(registry);
+        io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_pool_capacity_bytes")
+                .help("Each pool's used bytes plus what its targets' file systems have free (each file system once).")
+                .labelNames("pool").callback(callback -> {
+                    ClusterMap current = map;
+                    current.pools().forEach(pool -> callback.call(current.spaceOf(pool).capacityBytes(), pool.name()));
+                }).register(registry);
         io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("plinth_nodes")
                 .help("Storage nodes by state (offline: no heartbeat within mgmt.node-timeout-millis).")
                 .labelNames("state").callback(callback -> {

@@ -127,7 +127,14 @@ public final class ClusterStatus {
         out.put("mdts", mdts);
         List<Object> pools = new ArrayList<>();
         for (PoolInfo pool : map.pools()) {
-            pools.add(Map.of("name", pool.name(), "target_ids", pool.targetIds()));
+            MgmtMessages.PoolSpace space = map.spaceOf(pool);
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", pool.name());
+            entry.put("target_ids", pool.targetIds());
+            entry.put("capacity_bytes", space.capacityBytes());
+            entry.put("used_bytes", space.usedBytes());
+            entry.put("free_bytes", space.freeBytes());
+            pools.add(entry);
         }
         out.put("pools", pools);
         List<Object> chains = new ArrayList<>();

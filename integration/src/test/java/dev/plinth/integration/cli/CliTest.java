@@ -347,7 +347,11 @@ class CliTest {
                 .contains("inodes").contains("all nodes, targets and chains healthy");
         CliRun.Result json = plinth("status", "--json");
         assertThat(json.out()).contains("\"map_version\":").contains("\"targets\":[{\"target_id\":1")
-                .contains("\"online\":true").contains("\"attention\":[]");
+                .contains("\"online\":true").contains("\"attention\":[]")
+                .containsPattern("\"pools\":\\[\\{\"name\":\"default\",\"target_ids\":\\[[0-9, ]+\\],\"capacity_bytes\":[1-9][0-9]*,\"used_bytes\":[0-9]+,\"free_bytes\":[1-9]");
+        String size = "[0-9.]+ [KMGTP]?i?B";
+        assertThat(status.out()).containsPattern("pool default +" + size + " used of " + size + " \\([0-9]+%\\), " + size + " free");
+        assertThat(plinth("pool", "list").out()).containsPattern("default +\\[[0-9, ]+\\] +used " + size + " of " + size + ", " + size + " free");
     }
 
     @Test

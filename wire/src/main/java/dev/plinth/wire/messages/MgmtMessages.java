@@ -84,6 +84,13 @@ public final class MgmtMessages {
 
     public record PoolInfo(String name, List<Integer> targetIds) {}
 
+    /** A pool's space: bytes its targets' chunks take on their disks, and what those disks have free. */
+    public record PoolSpace(long usedBytes, long freeBytes) {
+        public long capacityBytes() {
+            return usedBytes + freeBytes;
+        }
+    }
+
     /** Bytes per second read from and written to a target between its node's last two heartbeats. */
     public record TargetRate(int targetId, long readBytesPerSecond, long writeBytesPerSecond) {}
 
@@ -120,6 +127,12 @@ public final class MgmtMessages {
 
         public PoolInfo pool(String name) {
             return pools.stream().filter(p -> p.name().equals(name)).findFirst().orElse(null);
+        }
+
+        /** Bytes the targets of {@code pool} hold and have free (a file system's free space once): what status and the metrics show. */
+        public PoolSpace spaceOf(PoolInfo pool) {
+            List<TargetInfo> members = pool.targetIds().stream().map(this::target).filter(java.util.Objects::nonNull).toList();
+            return new PoolSpace(members.stream().mapToLong(TargetInfo::usedBytes).sum(), freeBytes(members));
         }
 
         /** How many distinct storage nodes hold the targets of {@code pool}. */
