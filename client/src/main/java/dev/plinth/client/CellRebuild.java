@@ -75,10 +75,13 @@ public final class CellRebuild {
         } catch (PlinthException e) {
             return null; // removed since it was listed
         }
-        if (file.layout() == null || file.sizeBytes() <= file.layout().mdtBytes() || dev.plinth.wire.messages.HsmMessages.released(file)) {
-            return null; // no chunks: all of it is beside the inode, or in the archive
+        if (file.layout() == null || dev.plinth.wire.messages.HsmMessages.released(file)) {
+            return null; // no chunks: all of it is in the archive
         }
         if (!file.layout().erasureCoded()) {
+            if (file.sizeBytes() <= file.layout().mdtBytes()) {
+                return null; // all of it beside the inode (an erasure-coded file open for writing is rebuilt whatever its size says)
+            }
             boolean unreplicated = file.layout().chainIds().stream().map(map::chain)
                     .anyMatch(chain -> chain != null && chain.replicas() < 2
                             && chain.members().stream().anyMatch(m -> goneTargets.contains(m.targetId())));
