@@ -52,8 +52,11 @@ final class ChunkFile implements AutoCloseable {
     private int format = FORMAT_VERSION;
     private int[] crcs;
     boolean closed;
-    /** What the data file took on disk when last measured (st_blocks; holes not counted). */
-    private long allocatedBytes;
+    /**
+     * What the data file took on disk when last measured (st_blocks; holes not counted), or -1
+     * before the first change: measured then, not at open, so opens for reads cost no stat.
+     */
+    private long allocatedBytes = -1;
 
     private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta, DirectWriter directWriter) {
         this.dataPath = dataPath;
@@ -61,7 +64,6 @@ final class ChunkFile implements AutoCloseable {
         this.data = data;
         this.meta = meta;
         this.directWriter = directWriter;
-        this.allocatedBytes = measureAllocation(dataPath);
     }
 
     private static long measureAllocation(Path dataPath) {
@@ -72,12 +74,19 @@ final class ChunkFile implements AutoCloseable {
         }
     }
 
-    /** How much more (or, negative, less) the data file takes on disk than when last measured; measures it again. */
+    /** How much more (or, negative, less) the data file takes on disk than before its first change or last measurement; measures it again. */
     long allocationChange() {
         long now = measureAllocation(dataPath);
-        long change = now - allocatedBytes;
+        long change = allocatedBytes < 0 ? 0 : now - allocatedBytes; // no change since the open: nothing to count
         allocatedBytes = now;
         return change;
+    }
+
+    /** Before a change of the data file: what it takes now, where that is not known yet. */
+    private void measureBeforeChange() {
+        if (allocatedBytes < 0) {
+            allocatedBytes = measureAllocation(dataPath);
+        }
     }
 
     /**
@@ -177,6 +186,7 @@ final class ChunkFile implements AutoCloseable {
      * tag becomes {@code newCellTag} unless that is 0. Returns how many bytes the chunk grew.
      */
     int write(int offset, ByteBuffer bytes, int[] segmentCrcs, long newVersion, long newCellTag) throws IOException {
+        measureBeforeChange();
         if (newCellTag != 0 && format < 3) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk " + dataPath + " has format " + format + ", which keeps no cell tag");
         }
@@ -232,6 +242,7 @@ final class ChunkFile implements AutoCloseable {
      * Returns how many bytes the chunk grew (negative where it shrank).
      */
     int replace(ByteBuffer whole, int[] blockCrcs, long newVersion) throws IOException {
+        measureBeforeChange();
         int oldLength = length;
         int newLength = whole.remaining();
         writeSparse(whole.slice());
@@ -338,6 +349,7 @@ final class ChunkFile implements AutoCloseable {
      * whether or not it had bytes to cut). Returns bytes freed.
      */
     int cut(int newLength, long newVersion) throws IOException {
+        measureBeforeChange();
         if (newLength >= length) {
             if (newVersion != version) {
                 version = newVersion;
