@@ -283,19 +283,15 @@ final class CompressedBlocks implements StripeIo {
     }
 
     /**
-     * Decodes the slot that starts at {@code at} in {@code slots} into {@code block} (which must be
-     * zeros: a payload may end before the block); returns the block's length (0 for a hole).
+     * Decodes a slot's header and payload ({@code slot} from index 0) into
+     * {@code target[targetOffset, targetOffset + BLOCK_BYTES)}, which must be zeros (a payload may
+     * end before the block); returns the block's length (0 for a hole).
      */
-    static int decode(long index, byte[] slots, int at, byte[] block) {
-        return decode(index, slots, at, block, 0);
-    }
-
-    /** As above, into {@code target[targetOffset, targetOffset + BLOCK_BYTES)}, which must be zeros. */
-    static int decode(long index, byte[] slots, int at, byte[] target, int targetOffset) {
-        ByteBuffer header = ByteBuffer.wrap(slots, at, HEADER_BYTES);
+    private static int decode(long index, byte[] slot, byte[] target, int targetOffset) {
+        ByteBuffer header = ByteBuffer.wrap(slot, 0, HEADER_BYTES);
         int magic = header.getInt();
         byte id = header.get();
-        header.position(at + 8);
+        header.position(8);
         int payload = header.getInt();
         int length = header.getInt();
         if (magic == 0 && id == 0 && payload == 0 && length == 0) {
@@ -312,11 +308,11 @@ final class CompressedBlocks implements StripeIo {
                 if (payload > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " stores " + payload + " bytes of " + length);
                 }
-                System.arraycopy(slots, at + HEADER_BYTES, target, targetOffset, payload);
+                System.arraycopy(slot, HEADER_BYTES, target, targetOffset, payload);
                 return length;
             }
             default -> {
-                int given = BlockCodec.byId(id).decompress(slots, at + HEADER_BYTES, payload, target, targetOffset, BLOCK_BYTES);
+                int given = BlockCodec.byId(id).decompress(slot, HEADER_BYTES, payload, target, targetOffset, BLOCK_BYTES);
                 if (given > length) {
                     throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + index + " decompresses to " + given + " bytes of " + length);
                 }
@@ -343,7 +339,7 @@ final class CompressedBlocks implements StripeIo {
         if (payload > 0 && payload <= BLOCK_BYTES) { // else decode refuses the header, or there is nothing more
             slots.deliver(slotStart + HEADER_BYTES, payload, new PlinthFile.CopyInto(ByteBuffer.wrap(fetched, HEADER_BYTES, payload)));
         }
-        return decode(index, fetched, 0, target, targetOffset);
+        return decode(index, fetched, target, targetOffset);
     }
 
     @Override
