@@ -513,13 +513,11 @@ public final class MgmtService implements AutoCloseable {
         }
         List<ChainInfo> chains = state.chains();
         List<Integer> lost = new ArrayList<>();
-        for (Map.Entry<Integer, Long> entry : offlineSince.entrySet()) {
-            if (nowNanos - entry.getValue() > targetLostNanos) {
-                List<ChainInfo> next = ChainTables.replaceLost(chains, entry.getKey(), state.targets());
-                if (!next.equals(chains)) {
-                    lost.add(entry.getKey());
-                    chains = next;
-                }
+        for (int target : offlinePast(nowNanos)) {
+            List<ChainInfo> next = ChainTables.replaceLost(chains, target, state.targets());
+            if (!next.equals(chains)) {
+                lost.add(target);
+                chains = next;
             }
         }
         if (!lost.isEmpty()) {
@@ -545,13 +543,14 @@ public final class MgmtService implements AutoCloseable {
      * leader or a restart gives every offline target a full timeout again.
      */
     public synchronized java.util.Set<Integer> lostTargets() {
-        if (targetLostNanos <= 0 || !leads()) {
-            return java.util.Set.of();
-        }
-        long now = System.nanoTime();
+        return targetLostNanos <= 0 || !leads() ? java.util.Set.of() : offlinePast(System.nanoTime());
+    }
+
+    /** Targets offline for longer than {@code mgmt.target-lost-millis} at {@code nowNanos}: lost ones. */
+    private java.util.Set<Integer> offlinePast(long nowNanos) {
         java.util.Set<Integer> lost = new java.util.TreeSet<>();
         offlineSince.forEach((target, since) -> {
-            if (now - since > targetLostNanos) {
+            if (nowNanos - since > targetLostNanos) {
                 lost.add(target);
             }
         });
