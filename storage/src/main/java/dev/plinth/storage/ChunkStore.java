@@ -172,7 +172,7 @@ public final class ChunkStore implements AutoCloseable {
                         store.failure, failed);
             }
             Files.createDirectories(store.chunksRoot);
-            long[] scanned = store.scanUsedAndStoredBytes();
+            long[] scanned = store.scanUsedAndStoredBytes(true);
             store.usedBytes.set(scanned[0]);
             store.storedBytes.set(scanned[1]);
             return store;
@@ -287,13 +287,13 @@ public final class ChunkStore implements AutoCloseable {
         }
     }
 
-    /** The chunks' data files: their lengths and what they take on disk. */
-    private long[] scanUsedAndStoredBytes() throws IOException {
+    /** The chunks' data files: their lengths (with {@code lengths}; else 0) and what they take on disk. */
+    private long[] scanUsedAndStoredBytes(boolean lengths) throws IOException {
         long[] sums = new long[2];
         try (Stream<Path> files = Files.walk(chunksRoot)) {
             files.filter(p -> p.toString().endsWith(".data")).forEach(p -> {
                 try {
-                    sums[0] += Files.size(p);
+                    sums[0] += lengths ? Files.size(p) : 0;
                     sums[1] += dev.plinth.common.FileAllocation.of(p);
                 } catch (IOException e) {
                     // removed meanwhile
@@ -330,7 +330,7 @@ public final class ChunkStore implements AutoCloseable {
         long changesBefore = storedChanges.get();
         long[] scanned;
         try {
-            scanned = scanUsedAndStoredBytes();
+            scanned = scanUsedAndStoredBytes(false); // lengths are kept exactly as they change
         } catch (IOException | java.io.UncheckedIOException e) {
             return; // a directory removed during the walk: the next recount
         }
