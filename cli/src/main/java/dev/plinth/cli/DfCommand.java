@@ -87,7 +87,8 @@ final class DfCommand implements Callable<Integer> {
         return si ? Sizes.formatDecimal(bytes) : human ? Sizes.format(bytes) : Long.toString(bytes);
     }
 
-    private static long percent(long used, long capacity) {
+    /** {@code used} as a whole percentage of {@code capacity} (0 where there is none), as df rounds it. */
+    static long percent(long used, long capacity) {
         return capacity <= 0 ? 0 : Math.round(100.0 * used / capacity);
     }
 }

@@ -1,11 +1,11 @@
 package dev.plinth.cli;
 
 import dev.plinth.client.PlinthClient;
+import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolOperation;
 import dev.plinth.wire.messages.MgmtMessages.UpdatePool;
-import dev.plinth.common.Sizes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;

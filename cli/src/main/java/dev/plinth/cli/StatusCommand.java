@@ -7,8 +7,8 @@ import dev.plinth.common.Sizes;
 import dev.plinth.wire.messages.MetaMessages.StatFsReply;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
-import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages;
+import dev.plinth.wire.messages.MgmtMessages.NodeInfo;
 import dev.plinth.wire.messages.MgmtMessages.PoolInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import java.util.List;
@@ -86,7 +86,7 @@ final class StatusCommand implements Callable<Integer> {
                 : replicas.size() + " replicas: " + String.join(", ", replicas.stream().map(r -> r.rpcAddress() + " " + r.state()
                         + (r.inodes() >= 0 ? " (" + r.inodes() + " inodes)" : "")).toList())));
         System.out.printf(Locale.ROOT, "space    %s used of %s (%d%%), %s free; %d inodes%n", Sizes.format(used), Sizes.format(statFs.capacityBytes()),
-                statFs.capacityBytes() == 0 ? 0 : Math.round(100.0 * used / statFs.capacityBytes()), Sizes.format(statFs.freeBytes()), statFs.inodes());
+                DfCommand.percent(used, statFs.capacityBytes()), Sizes.format(statFs.freeBytes()), statFs.inodes());
         System.out.println();
         System.out.printf("%-6s %-24s %-8s %s%n", "NODE", "ADDRESS", "STATE", "TARGETS");
         for (NodeInfo node : map.nodes()) {
@@ -98,7 +98,7 @@ final class StatusCommand implements Callable<Integer> {
         for (TargetInfo target : map.targets()) {
             System.out.printf(Locale.ROOT, "%-7d %-5d %-8s %12s %12s %4d%%  %s%n", target.targetId(), target.nodeId(),
                     target.state().name().toLowerCase(Locale.ROOT), Sizes.format(target.capacityBytes()), Sizes.format(target.usedBytes()),
-                    target.capacityBytes() == 0 ? 0 : Math.round(100.0 * target.usedBytes() / target.capacityBytes()), target.path());
+                    DfCommand.percent(target.usedBytes(), target.capacityBytes()), target.path());
         }
         List<ChainInfo> replicated = map.chains().stream().filter(c -> c.replicas() > 1).toList();
         if (!replicated.isEmpty()) {
@@ -112,7 +112,7 @@ final class StatusCommand implements Callable<Integer> {
         for (PoolInfo pool : map.pools()) {
             MgmtMessages.PoolSpace space = map.spaceOf(pool);
             System.out.printf(Locale.ROOT, "pool %-16s %s used of %s (%d%%), %s free; targets %s%n", pool.name(), Sizes.format(space.usedBytes()),
-                    Sizes.format(space.capacityBytes()), space.capacityBytes() == 0 ? 0 : Math.round(100.0 * space.usedBytes() / space.capacityBytes()),
+                    Sizes.format(space.capacityBytes()), DfCommand.percent(space.usedBytes(), space.capacityBytes()),
                     Sizes.format(space.freeBytes()), pool.targetIds().isEmpty() ? "none" : pool.targetIds());
         }
         System.out.println();

@@ -122,7 +122,7 @@ final class TopCommand implements Callable<Integer> {
         for (Row row : rows) {
             out.printf(Locale.ROOT, "%-36s %-8s %12s %12s %12s %4d%%%n", row.name(), row.state(), Sizes.format(row.readBytesPerSecond()),
                     Sizes.format(row.writeBytesPerSecond()), Sizes.format(row.usedBytes()),
-                    row.capacityBytes() == 0 ? 0 : Math.round(100.0 * row.usedBytes() / row.capacityBytes()));
+                    DfCommand.percent(row.usedBytes(), row.capacityBytes()));
         }
         out.println();
     }
