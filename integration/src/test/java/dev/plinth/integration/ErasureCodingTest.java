@@ -147,18 +147,12 @@ class ErasureCodingTest {
         random.nextBytes(content);
         try (MiniCluster cluster = MiniCluster.start(directory, sixTargets()); PlinthClient client = cluster.client()) {
             Layout layout = new Layout(1, 128 << 10, 128 << 10, "default", 1, List.of()).withErasureCoding(4, 2);
-            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
-                file.write(0, ByteBuffer.wrap(content));
-            }
+            writeErasureCoded(client, layout, content);
             var attributes = client.stat("/ec");
             PlinthClient.ParityReport clean = client.checkParity(attributes, false);
             assertThat(clean.problems()).isEmpty();
             assertThat(clean.groups()).isEqualTo(7); // 3 MiB + 777 bytes in rows of 512 KiB: six whole rows and 777 bytes, a chunk per cell
-            for (int object : new int[] {1, 4}) { // a data cell and a parity cell
-                for (int round = 0; round < 3; round++) {
-                    flipBytes(attributes.inodeId(), object, random);
-                }
-            }
+            damageCells(attributes.inodeId(), random, 1, 4); // a data cell and a parity cell
             PlinthClient.ParityReport damaged = client.checkParity(attributes, false);
             assertThat(damaged.problems()).isNotEmpty().allMatch(problem -> problem.contains("cannot be read"));
             PlinthClient.ParityReport mended = client.checkParity(attributes, true);
@@ -175,22 +169,9 @@ class ErasureCodingTest {
         random.nextBytes(content);
         try (MiniCluster cluster = MiniCluster.start(directory, sixTargets()); PlinthClient client = cluster.client()) {
             Layout layout = new Layout(1, 128 << 10, 256 << 10, "default", 1, List.of()).withErasureCoding(2, 1);
-            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
-                file.write(0, ByteBuffer.wrap(content));
-            }
-            FaultPoints.set(FaultPoints.STORAGE_FSYNC_FAIL, "1"); // the first target to sync fails for good
-            try (PlinthFile file = client.open("/ec", true)) {
-                file.write(0, ByteBuffer.wrap(content, 0, 1000));
-                file.fsync();
-            } catch (RuntimeException expected) {
-                // the failed target's fsync
-            }
-            var before = client.stat("/ec");
-            int failedObject = offlineObject(client, before.layout());
-            for (long deadline = System.nanoTime() + 20_000_000_000L; failedObject < 0 && System.nanoTime() < deadline; Thread.sleep(100)) {
-                failedObject = offlineObject(client, before.layout());
-            }
-            assertThat(failedObject).as("a target of the file went offline").isNotNegative();
+            writeErasureCoded(client, layout, content);
+            int failedObject = failATargetOf(client, content, client.stat("/ec").layout(), System.nanoTime() + 20_000_000_000L);
+            var before = client.stat("/ec"); // after the failed write, which moved its mtime
             int failedTarget = client.clusterMap().chain(before.layout().chainIds().get(failedObject)).members().getFirst().targetId();
 
             dev.plinth.client.CellRebuild.Result result = dev.plinth.client.CellRebuild.rebuild(client, before, java.util.Set.of(failedTarget));
@@ -221,24 +202,10 @@ class ErasureCodingTest {
         Config config = sixTargets().with("mgmt.target-lost-millis", "1500");
         try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient client = cluster.client()) {
             Layout layout = new Layout(1, 128 << 10, 256 << 10, "default", 1, List.of()).withErasureCoding(2, 1);
-            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
-                file.write(0, ByteBuffer.wrap(content));
-            }
+            writeErasureCoded(client, layout, content);
             var before = client.stat("/ec");
-            FaultPoints.set(FaultPoints.STORAGE_FSYNC_FAIL, "1"); // the first target to sync fails for good
-            try (PlinthFile file = client.open("/ec", true)) {
-                file.write(0, ByteBuffer.wrap(content, 0, 1000));
-                file.fsync();
-            } catch (RuntimeException expected) {
-                // the failed target's fsync
-            }
             long deadline = System.nanoTime() + 60_000_000_000L;
-            int failedObject = -1;
-            while (failedObject < 0 && System.nanoTime() < deadline) {
-                failedObject = offlineObject(client, before.layout());
-                Thread.sleep(100);
-            }
-            assertThat(failedObject).as("a target of the file went offline").isNotNegative();
+            int failedObject = failATargetOf(client, content, before.layout(), deadline);
             int failedChain = before.layout().chainIds().get(failedObject);
             // nobody runs plinth rebuild: once mgmt declares the target lost, its leader's upkeep moves the cell
             var after = client.stat("/ec");
@@ -261,15 +228,9 @@ class ErasureCodingTest {
         Config config = sixTargets().with("mgmt.parity-scrub-interval-millis", "500");
         try (MiniCluster cluster = MiniCluster.start(directory, config); PlinthClient client = cluster.client()) {
             Layout layout = new Layout(1, 128 << 10, 128 << 10, "default", 1, List.of()).withErasureCoding(4, 2);
-            try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
-                file.write(0, ByteBuffer.wrap(content));
-            }
+            writeErasureCoded(client, layout, content);
             var attributes = client.stat("/ec");
-            for (int object : new int[] {2, 5}) { // a data cell and a parity cell
-                for (int round = 0; round < 3; round++) {
-                    flipBytes(attributes.inodeId(), object, random);
-                }
-            }
+            damageCells(attributes.inodeId(), random, 2, 5); // a data cell and a parity cell
             assertThat(client.checkParity(attributes, false).problems()).as("damaged").isNotEmpty();
             // nobody runs fsck --parity: the mgmt leader's scrub finds the damage and mends it
             long deadline = System.nanoTime() + 60_000_000_000L;
@@ -278,6 +239,42 @@ class ErasureCodingTest {
             }
             assertThat(client.checkParity(attributes, false).problems()).as("after the scrub").isEmpty();
             assertSameBytes(read(client, "/ec", 0, content.length), content, "after the scrub");
+        }
+    }
+
+    private static void writeErasureCoded(PlinthClient client, Layout layout, byte[] content) {
+        try (PlinthFile file = client.create("/ec", 0644, true, layout)) {
+            file.write(0, ByteBuffer.wrap(content));
+        }
+    }
+
+    /**
+     * Fails for good the first target of /ec to sync (an injected fsync failure while its start is
+     * rewritten) and returns the cell object on it, once the cluster map has it offline.
+     */
+    private static int failATargetOf(PlinthClient client, byte[] content, Layout layout, long deadlineNanos) throws InterruptedException {
+        FaultPoints.set(FaultPoints.STORAGE_FSYNC_FAIL, "1");
+        try (PlinthFile file = client.open("/ec", true)) {
+            file.write(0, ByteBuffer.wrap(content, 0, 1000));
+            file.fsync();
+        } catch (RuntimeException expected) {
+            // the failed target's fsync
+        }
+        int failedObject = offlineObject(client, layout);
+        while (failedObject < 0 && System.nanoTime() < deadlineNanos) {
+            Thread.sleep(100);
+            failedObject = offlineObject(client, layout);
+        }
+        assertThat(failedObject).as("a target of the file went offline").isNotNegative();
+        return failedObject;
+    }
+
+    /** Flips bytes in chunks of each of the cell objects, three times over. */
+    private void damageCells(long inode, Random random, int... objects) throws IOException {
+        for (int object : objects) {
+            for (int round = 0; round < 3; round++) {
+                flipBytes(inode, object, random);
+            }
         }
     }
 

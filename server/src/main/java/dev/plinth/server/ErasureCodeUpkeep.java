@@ -230,11 +230,12 @@ final class ErasureCodeUpkeep implements AutoCloseable {
             LOG.warn("parity scrub of inode {}: {}", file.inodeId(), e.getMessage());
             return;
         }
+        long ok = report.groups() - report.problems().size();
         long unrepaired = report.problems().size() - report.repaired();
-        results[0] += report.groups() - report.problems().size();
+        results[0] += ok;
         results[1] += report.repaired();
         results[2] += unrepaired;
-        parityGroups.labelValues("ok").inc(report.groups() - report.problems().size());
+        parityGroups.labelValues("ok").inc(ok);
         parityGroups.labelValues("repaired").inc(report.repaired());
         parityGroups.labelValues("unrepaired").inc(unrepaired);
         report.problems().forEach(problem -> LOG.warn("parity scrub of inode {}: {}", file.inodeId(), problem));
