@@ -29,8 +29,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Workload plus nemesis on a cluster of separate processes: writers write checksummed files
- * (each acknowledged by fsync and close) to a replicated directory while storage nodes are
+ * Workload plus nemesis on a cluster of separate processes: writers write and rewrite files
+ * (each acknowledged by fsync and close) in a replicated directory while storage nodes are
  * killed, paused past the node timeout, and restarted, one at a time. Afterwards every
  * acknowledged file must read back exactly, through the client and from the chunk files of every
  * replica once the chains have resynced.
@@ -39,7 +39,9 @@ class ChainFailureIT {
     private static final int NODE_TIMEOUT_MILLIS = 2000;
     private static final int CHUNK_SIZE = 256 << 10;
     private static final int WRITERS = 2;
-    private static final int FILES_PER_WRITER_MAX = 400;
+    /** Paths each writer cycles through, rewriting them, so that it writes for as long as the faults take. */
+    private static final int FILES_PER_WRITER = 150;
+    private static final int WRITES_PER_WRITER_MAX = 20_000;
 
     @TempDir
     Path directory;
@@ -188,19 +190,22 @@ class ChainFailureIT {
             Map<String, Acknowledged> acknowledged = new ConcurrentHashMap<>();
             AtomicLong lastAcknowledgedNanos = new AtomicLong(System.nanoTime());
             AtomicLong failedAttempts = new AtomicLong();
+            AtomicLong acknowledgedWrites = new AtomicLong();
             AtomicBoolean stop = new AtomicBoolean();
             List<Thread> writers = new ArrayList<>();
             for (int w = 0; w < WRITERS; w++) {
                 int writer = w;
                 writers.add(Thread.ofPlatform().name("writer-" + w).start(() -> {
                     Random random = new Random(writer * 7919L + replicas);
-                    for (int n = 0; n < FILES_PER_WRITER_MAX && !stop.get(); n++) {
-                        String path = "/data/w" + writer + "-" + n;
+                    for (int n = 0; n < WRITES_PER_WRITER_MAX && !stop.get(); n++) {
+                        String path = "/data/w" + writer + "-" + n % FILES_PER_WRITER;
                         byte[] content = new byte[64 * 1024 + random.nextInt(CHUNK_SIZE * 5)];
                         random.nextBytes(content);
+                        acknowledged.remove(path); // a rewrite that fails leaves no promise about the file's bytes
                         try {
                             writeFile(client, path, content, random);
                             acknowledged.put(path, new Acknowledged(path, content));
+                            acknowledgedWrites.incrementAndGet();
                             lastAcknowledgedNanos.set(System.nanoTime());
                         } catch (RuntimeException e) {
                             if (failedAttempts.incrementAndGet() <= 3) { // not acknowledged: no promise was made, but say why
@@ -232,8 +237,9 @@ class ChainFailureIT {
                 bytesLost += compareReplicas(client, map, file);
             }
 
-            System.out.printf("%nfailure summary (replicas=%d): %d writes acknowledged (%d MiB), %d attempts failed and were not acknowledged,"
-                            + " %d faults injected, %d bytes lost%n", replicas, acknowledged.size(), bytesChecked >> 20, failedAttempts.get(),
+            System.out.printf("%nfailure summary (replicas=%d): %d writes acknowledged, the last of %d files checked (%d MiB),"
+                            + " %d attempts failed and were not acknowledged, %d faults injected, %d bytes lost%n", replicas,
+                    acknowledgedWrites.get(), acknowledged.size(), bytesChecked >> 20, failedAttempts.get(),
                     faults.size(), bytesLost);
             faults.forEach(fault -> System.out.printf("  %-36s writes resumed after %5d ms%n", fault.what(), fault.resumedAfterMillis()));
             assertThat(acknowledged.size()).as("the workload made progress").isGreaterThan(20);

@@ -34,7 +34,7 @@ public final class MetaStore implements AutoCloseable {
     private static final byte[] APPLIED_KEY = MetaKeys.system("applied");
 
     static {
-        RocksDB.loadLibrary();
+        RocksLibrary.load();
     }
 
     private final RocksDB db;
