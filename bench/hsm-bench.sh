@@ -3,7 +3,8 @@
 # large file to the local-directory archive (bound: cp of the file between two directories of this
 # disk, then sync) and to s3proxy (bound: s3proxy's own PUT and GET of the same bytes with curl, a
 # lean C client), page cache dropped before each; and the first byte of a read of a released file
-# beside the archive's own first byte. Prints MiB/s and the ratios.
+# (less that of the same read once the file is resident) beside the archive's own first byte.
+# Prints MiB/s and the ratios.
 #   usage: bench/hsm-bench.sh [BASE_DIR=/tmp/plinth-hsm-bench] [SIZE_MIB=4096]
 #   environment: HEAP (-Xmx2g, for the Plinth server and s3proxy alike)
 # Needs root (to drop the page cache), curl >= 7.75, python3, and Maven Central once (peers/s3proxy gathers s3proxy's jars).
@@ -55,24 +56,34 @@ plinth fs put "$BASE/local/a/big" /big >/dev/null
 rm -f "$BASE/local/a/big"
 
 # ---- archive, release, first byte, restore: to each archive
-cycle() { # ARCHIVE_ID -> "archive MiB/s, first byte s, restore MiB/s"
-  local id=$1 t0 t1 archive first restore
+first_byte() { # seconds from starting `plinth fs cat /big` to its first byte, page cache dropped first
+  local t0 t1
+  drop_caches; t0=$(now); plinth fs cat /big | head -c 1 > /dev/null; t1=$(now)
+  python3 -c "print('%.2f' % ($t1 - $t0))"
+}
+cycle() { # ARCHIVE_ID -> "archive MiB/s, first byte s, restore MiB/s, first byte of the resident file s"
+  local id=$1 t0 t1 archive first restore resident
   plinth hsm remove /big >/dev/null 2>&1 || true
   drop_caches; t0=$(now); plinth hsm archive -a "$id" /big 2>/dev/null; t1=$(now); archive=$(rate "$SIZE_MIB" "$t0" "$t1")
   plinth hsm release /big; sleep 7   # the old chunks' freeing (design note 80), not part of a restore's time
-  drop_caches; t0=$(now); plinth fs cat /big | head -c 1 > /dev/null; t1=$(now)
-  first=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+  first=$(first_byte)
+  plinth hsm restore /big 2>/dev/null   # the restore the read started, to its end
   plinth hsm release /big; sleep 7
   drop_caches; t0=$(now); plinth hsm restore /big 2>/dev/null; t1=$(now); restore=$(rate "$SIZE_MIB" "$t0" "$t1")
-  echo "$archive $first $restore"
+  resident=$(first_byte)
+  echo "$archive $first $restore $resident"
 }
-read -r DIR_ARCHIVE DIR_FIRST DIR_RESTORE <<< "$(cycle 1)"
-read -r S3_ARCHIVE S3P_FIRST S3_RESTORE <<< "$(cycle 2)"
+read -r DIR_ARCHIVE DIR_FIRST DIR_RESTORE DIR_RESIDENT <<< "$(cycle 1)"
+read -r S3_ARCHIVE S3P_FIRST S3_RESTORE S3P_RESIDENT <<< "$(cycle 2)"
+extra() { python3 -c "print('%.2f' % ($1 - $2))"; }
 
 printf '%-34s %10s %10s %8s\n' "$SIZE_MIB MiB file" "Plinth" "bound" "ratio"
 printf '%-34s %10s %10s %8s\n' "archive to directory (MiB/s)" "$DIR_ARCHIVE" "$COPY" "$(ratio "$DIR_ARCHIVE" "$COPY")"
 printf '%-34s %10s %10s %8s\n' "restore from directory (MiB/s)" "$DIR_RESTORE" "$COPY" "$(ratio "$DIR_RESTORE" "$COPY")"
 printf '%-34s %10s %10s %8s\n' "archive to s3proxy (MiB/s)" "$S3_ARCHIVE" "$S3_PUT" "$(ratio "$S3_ARCHIVE" "$S3_PUT")"
 printf '%-34s %10s %10s %8s\n' "restore from s3proxy (MiB/s)" "$S3_RESTORE" "$S3_GET" "$(ratio "$S3_RESTORE" "$S3_GET")"
-printf '%-34s %10s %10s\n' "first byte, released (s): dir" "$DIR_FIRST" "~0"
-printf '%-34s %10s %10s\n' "first byte, released (s): s3proxy" "$S3P_FIRST" "$S3_FIRST"
+# first byte: `plinth fs cat` of the released file, its JVM start included; beside it the same of the
+# file once resident, and what the release adds (to compare with the archive's own first byte)
+printf '%-34s %10s %10s %10s %10s\n' "first byte (s)" "released" "resident" "added" "archive's"
+printf '%-34s %10s %10s %10s %10s\n' "  directory" "$DIR_FIRST" "$DIR_RESIDENT" "$(extra "$DIR_FIRST" "$DIR_RESIDENT")" "~0"
+printf '%-34s %10s %10s %10s %10s\n' "  s3proxy" "$S3P_FIRST" "$S3P_RESIDENT" "$(extra "$S3P_FIRST" "$S3P_RESIDENT")" "$S3_FIRST"

@@ -16,7 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * HSM calls: a file's state and flags, asking for actions, and what movers call to take and
  * finish them ({@link PlinthClient#hsm()}). Also the transparent restore every read path uses:
  * a released file is restored by asking for it and waiting, one wait per file per client
- * however many readers need it.
+ * however many readers need it; a reader waits only until its own range is back
+ * ({@link RestoreProgress}).
  */
 public final class HsmAccess {
     private final PlinthClient client;
@@ -126,6 +127,97 @@ public final class HsmAccess {
             }
             pause = Math.min(200, pause * 2);
             state = state(inodeId);
+        }
+    }
+
+    /**
+     * Asks for a released file's restore (joining one already queued) without waiting for it:
+     * the returned progress tells a handle's reads when their range is back; null if the file is
+     * resident by now. Fails with ARCHIVE_UNREADABLE when the file's copy is lost.
+     */
+    RestoreProgress restoreInOrder(long inodeId) {
+        RestoreProgress progress = new RestoreProgress(inodeId);
+        progress.learn(request(inodeId, HsmMessages.RESTORE, 0));
+        if (progress.failure != null) {
+            throw progress.failure;
+        }
+        return progress.resident ? null : progress;
+    }
+
+    /**
+     * A released file's restore as one handle's reads see it. The mover writes the file back from
+     * its start, a checked part at a time, and reports after each flush how many bytes from the
+     * start are back ({@link Action#doneBytes}); a read waits until its range lies within them, so
+     * the first bytes of a large file come long before its last. Polled with queries (no log
+     * entries), one at a time for the handle's concurrent reads.
+     */
+    final class RestoreProgress {
+        private static final long POLL_GAP_NANOS = 2_000_000;
+        private final long inodeId;
+        private volatile long restoredBytes;
+        private volatile boolean resident;
+        private volatile PlinthException failure;
+        private boolean polled;
+        private long polledAtNanos;
+
+        private RestoreProgress(long inodeId) {
+            this.inodeId = inodeId;
+        }
+
+        /**
+         * Waits until the file's first {@code end} bytes are back, at most hsm.restore-wait-millis;
+         * true once the whole file is resident (the caller can read it as any other file).
+         */
+        boolean await(long end) {
+            long deadline = client.clock().nanoTime() + restoreWaitMillis * 1_000_000;
+            long pause = 1;
+            while (true) {
+                if (resident) {
+                    return true;
+                }
+                if (failure != null) {
+                    throw failure;
+                }
+                if (restoredBytes >= end) {
+                    return false;
+                }
+                poll();
+                if (resident || failure != null || restoredBytes >= end) {
+                    continue;
+                }
+                if (client.clock().nanoTime() - deadline > 0) {
+                    throw new PlinthException(ErrorCode.RESTORE_PENDING, "bytes up to " + end + " of inode " + InodeId.format(inodeId)
+                            + " were not restored within " + restoreWaitMillis + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
+                }
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new PlinthException(ErrorCode.INTERRUPTED, "waiting for the restore of inode " + InodeId.format(inodeId));
+                }
+                pause = Math.min(50, pause * 2);
+            }
+        }
+
+        private synchronized void poll() {
+            long now = client.clock().nanoTime();
+            if (polled && now - polledAtNanos < POLL_GAP_NANOS) {
+                return; // another reader just asked
+            }
+            polled = true;
+            polledAtNanos = now;
+            learn(state(inodeId));
+        }
+
+        private void learn(HsmState state) {
+            if ((state.states() & HsmMessages.RELEASED) == 0) {
+                resident = true;
+            } else if (state.action() == null || (state.states() & HsmMessages.LOST) != 0) {
+                failure = new PlinthException(ErrorCode.ARCHIVE_UNREADABLE, "restore of inode " + InodeId.format(inodeId) + " failed"
+                        + (state.lastError() == null ? "" : ": " + state.lastError()));
+            } else if (state.action().kind() == HsmMessages.RESTORE) {
+                restoredBytes = Math.max(restoredBytes, state.action().doneBytes());
+            }
         }
     }
 }

@@ -817,25 +817,29 @@ public final class PlinthClient implements AutoCloseable {
 
     private PlinthFile open(long inodeId, boolean write, boolean decrypt) {
         Attributes attributes = restoringIfReleased(inodeId, () -> openCounted(inodeId, write));
-        if (dev.plinth.wire.messages.HsmMessages.released(attributes)) {
-            try {
-                attributes = hsm.restore(inodeId); // the open is counted: the file cannot be released again meanwhile
-            } catch (RuntimeException e) {
-                meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
-                throw e;
+        HsmAccess.RestoreProgress restoring = null;
+        try {
+            if (attributes.isDirectory()) {
+                throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
             }
-        }
-        if (attributes.isDirectory()) {
-            meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
-            throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "cannot open a directory for I/O");
-        }
-        if (write) {
             // opening for writing needs write permission; the server checks it on Close too, but fail early
-            checkAccess(attributes, Permissions.WRITE);
-        } else {
-            checkAccess(attributes, Permissions.READ);
+            checkAccess(attributes, write ? Permissions.WRITE : Permissions.READ);
+            if (dev.plinth.wire.messages.HsmMessages.released(attributes)) {
+                // the open is counted: the file cannot be released again meanwhile
+                if (write) {
+                    attributes = hsm.restore(inodeId);
+                } else {
+                    restoring = hsm.restoreInOrder(inodeId); // reads wait for their own range only
+                }
+            }
+        } catch (RuntimeException e) {
+            meta(new MetaMessages.Close(header(), inodeId, 0, false, true, null));
+            throw e;
         }
         PlinthFile file = new PlinthFile(this, attributes, write);
+        if (restoring != null) {
+            file.readWhileRestoring(restoring);
+        }
         if (attributes.encrypted() && !write && decrypt) {
             try {
                 file.decryptWith(cipherOf(inodeId));
@@ -898,10 +902,11 @@ public final class PlinthClient implements AutoCloseable {
         if (!Permissions.allowed(caller(), attributes.mode(), attributes.uid(), attributes.gid(), false, Permissions.READ)) {
             throw new PlinthException(ErrorCode.PERMISSION_DENIED, "read of inode " + InodeId.format(attributes.inodeId()));
         }
+        PlinthFile file = new PlinthFile(this, attributes, false, false);
         if (dev.plinth.wire.messages.HsmMessages.released(attributes)) {
-            attributes = hsm.restore(attributes.inodeId());
+            file.readWhileRestoring(hsm.restoreInOrder(attributes.inodeId()));
         }
-        return new PlinthFile(this, attributes, false, false);
+        return file;
     }
 
     /** Counts an open of the file for this client's session (an unlinked file stays readable until it is closed); its attributes. */

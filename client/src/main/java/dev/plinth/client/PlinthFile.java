@@ -64,6 +64,8 @@ public final class PlinthFile implements AutoCloseable {
     private LookedUp lookedUp;
     /** Decrypts what this handle reads (an encrypted file), or null. */
     private ObjectCipher cipher;
+    /** While the file is being restored from its archive: how much of it is back (null once it is resident). */
+    private volatile HsmAccess.RestoreProgress restoring;
     private final int readUnitBytes;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
@@ -465,6 +467,7 @@ public final class PlinthFile implements AutoCloseable {
      * racing another caller's write may find them on any file system.
      */
     private int read(long offset, int maxLength, ExtentSink sink) {
+        awaitRestored(offset, maxLength);
         int length;
         long stripedOffset;
         CompletableFuture<Extent> pending;
@@ -494,7 +497,13 @@ public final class PlinthFile implements AutoCloseable {
                 lastReadEnd = offset + inlineLength; // a read that goes on past the part continues this one
             }
             stripedOffset = offset + inlineLength;
-            pending = inlineLength < length ? readStriped(stripedOffset, length - inlineLength, sink) : null;
+            if (inlineLength == length) {
+                pending = null;
+            } else if (restoring != null) {
+                pending = stripes.read(stripedOffset, length - inlineLength); // no read-ahead past what is back
+            } else {
+                pending = readStriped(stripedOffset, length - inlineLength, sink);
+            }
             if (pending == null) {
                 openIfReadingLong();
                 return length;
@@ -511,6 +520,32 @@ public final class PlinthFile implements AutoCloseable {
         }
         deliverOnce(extent, stripedOffset, offset + length, sink);
         return length;
+    }
+
+    /** Makes this handle, opened on a released file, read while the restore runs ({@link HsmAccess#restoreInOrder}). */
+    void readWhileRestoring(HsmAccess.RestoreProgress progress) {
+        this.restoring = progress;
+    }
+
+    /**
+     * While the file is being restored from its archive (a handle opened on a released file), waits
+     * until {@code [offset, offset + length)} is back, as each read does for its own range; at
+     * most hsm.restore-wait-millis, then RESTORE_PENDING; ARCHIVE_UNREADABLE if the copy is found
+     * damaged. Returns at once on a resident file. For servers that must know a range reads
+     * before they answer (an S3 GET's status comes before its body).
+     */
+    public void awaitRestored(long offset, long length) {
+        HsmAccess.RestoreProgress progress = restoring;
+        if (progress == null || offset < 0 || length <= 0) {
+            return;
+        }
+        long end;
+        synchronized (this) {
+            end = Math.min(sizeBytes, offset + Math.min(length, Long.MAX_VALUE - offset));
+        }
+        if (end > offset && progress.await(end)) {
+            restoring = null; // resident: reads go on as on any file, with read-ahead
+        }
     }
 
     /**

@@ -251,7 +251,8 @@ final class ObjectOperations {
      * seconds after its lookup opens the file then; if the object was removed meanwhile, it fails
      * mid-answer and the connection is cut (the client sees a short body). The file is made a
      * handle only once the answer is known to carry bytes, and its read-ahead stays within the
-     * answer's range ({@link PlinthFile#adviseSequential}).
+     * answer's range ({@link PlinthFile#adviseSequential}). Of a released object, the answer waits
+     * until its range is restored: a copy found damaged is then still a 500, not a cut body.
      */
     private final class LargeObject implements ObjectBytes, AutoCloseable {
         private final S3Namespace.Found found;
@@ -267,6 +268,8 @@ final class ObjectOperations {
         public void prepare(long offset, long length) {
             file = openLookedUp(found, decryption);
             file.adviseSequential(offset, length);
+            // a released object: the status comes before the body, so the range must be back (and checked) first
+            file.awaitRestored(offset, length);
         }
 
         @Override

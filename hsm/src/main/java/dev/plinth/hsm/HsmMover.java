@@ -321,7 +321,8 @@ public final class HsmMover implements AutoCloseable {
                 while (bytes.hasRemaining()) {
                     file.write(offset + bytes.position(), bytes);
                 }
-                progress.add(length);
+                // readers of the file read what is reported back (HsmAccess.RestoreProgress): it must be on the targets first
+                progress.add(length, file::flush);
             }
             file.fsync();
         }
@@ -392,7 +393,7 @@ public final class HsmMover implements AutoCloseable {
         private final Action action;
         private final long totalBytes;
         private final AtomicLong done = new AtomicLong();
-        private volatile long reportedAtMillis = System.currentTimeMillis();
+        private volatile long reportedAtMillis; // the first part is reported at once: readers of a restore wait for it
 
         Progress(Action action, long totalBytes) {
             this.action = action;
@@ -400,6 +401,11 @@ public final class HsmMover implements AutoCloseable {
         }
 
         void add(long bytes) {
+            add(bytes, () -> {});
+        }
+
+        /** Counts {@code bytes} more done; {@code beforeReport} runs before the total is reported, when one is due. */
+        void add(long bytes, Runnable beforeReport) {
             dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.HSM_PART_DELAY_MILLIS);
             long total = done.addAndGet(bytes);
             long now = System.currentTimeMillis();
@@ -408,6 +414,7 @@ public final class HsmMover implements AutoCloseable {
                 if (closed) {
                     throw new ActionLost();
                 }
+                beforeReport.run();
                 try {
                     client.hsm().progress(action.actionId(), total, totalBytes, leaseMillis);
                 } catch (PlinthException e) {

@@ -169,6 +169,39 @@ class HsmCycleTest {
     }
 
     /**
+     * A reader of a released file gets its first bytes while the restore is still running (the
+     * mover reports each part back, checked and flushed), Data-on-MDT part included; a read
+     * further in waits for its own range; all of it reads back exactly.
+     */
+    @Test
+    void aReleasedFilesFirstBytesAreReadBeforeItsRestoreEnds() throws Exception {
+        plinth.mkdirs("/early", 0755);
+        byte[] bytes = new byte[8 * (1 << 20) + 777];
+        random.nextBytes(bytes);
+        try (PlinthFile file = plinth.create("/early/big", 0644, true, null)) { // the directory's layout: its first bytes on the MDT
+            file.write(0, ByteBuffer.wrap(bytes));
+        }
+        assertThat(plinth.stat("/early/big").layout().mdtBytes()).isPositive();
+        archive("/early/big");
+        long inode = inode("/early/big");
+        plinth.hsm().request(inode, RELEASE, 0);
+        dev.plinth.common.FaultPoints.set(dev.plinth.common.FaultPoints.HSM_PART_DELAY_MILLIS, "300"); // nine parts: about 3 s
+        try (PlinthFile file = plinth.open("/early/big", false)) {
+            ByteBuffer first = ByteBuffer.allocate(100_000);
+            assertThat(file.read(0, first)).isEqualTo(100_000);
+            assertThat(plinth.hsm().state(inode).states() & RELEASED).as("read while the restore runs").isEqualTo(RELEASED);
+            assertThat(first.array()).isEqualTo(java.util.Arrays.copyOf(bytes, 100_000));
+            ByteBuffer tail = ByteBuffer.allocate(5000);
+            assertThat(file.read(bytes.length - 5000, tail)).isEqualTo(5000);
+            assertThat(tail.array()).isEqualTo(java.util.Arrays.copyOfRange(bytes, bytes.length - 5000, bytes.length));
+        } finally {
+            dev.plinth.common.FaultPoints.clear();
+        }
+        assertThat(settled("/early/big").states() & RELEASED).isZero();
+        assertThat(read("/early/big")).isEqualTo(bytes);
+    }
+
+    /**
      * A release's freeing queued twice (the cleaner's periodic scan found the file's key again
      * before the purge) must not free the chunks a restore wrote after the first freeing.
      */
@@ -289,7 +322,9 @@ class HsmCycleTest {
                     e -> assertThat(e.code()).isEqualTo(ErrorCode.OPERATION_NOT_PERMITTED));
             try (PlinthFile file = other.open("/refused/file", false)) {
                 assertThat(file.size()).isEqualTo(100_000);
+                assertThat(file.read(0, ByteBuffer.allocate(200_000))).isEqualTo(100_000); // waits for the restore it asked for
             }
+            settled("/refused/file");
         }
         // remove of a resident, archived file drops the copy
         HsmState resident = plinth.hsm().state(inode);

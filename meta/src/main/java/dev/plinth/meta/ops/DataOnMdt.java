@@ -53,9 +53,11 @@ public final class DataOnMdt {
 
     public static MetaMessages.InlineData read(Namespace namespace, MetaMessages.ReadInline request) {
         InodeRecord inode = namespace.inode(request.inodeId());
-        Hsm.requireResident(namespace, inode);
         if (request.offset() < 0 || request.length() < 0) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "read of " + request.length() + " bytes at " + request.offset());
+        }
+        if ((long) request.offset() + request.length() > Hsm.readableBytes(namespace, inode)) {
+            Hsm.requireResident(namespace, inode); // released, and the range is not back yet: RELEASED
         }
         byte[] stored = namespace.mdtData(inode.inodeId());
         // not cut at the size: a writer reads its own bytes before close settles the size; readers cut at the size they know

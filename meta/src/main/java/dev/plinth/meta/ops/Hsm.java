@@ -71,6 +71,22 @@ public final class Hsm {
         }
     }
 
+    /**
+     * How much of the file from its start may be read: all of a resident file (and of a released
+     * one for the mover restoring it); of a released file being restored, the bytes its mover has
+     * written back, checked and flushed ({@link Action#doneBytes}); else none.
+     */
+    public static long readableBytes(Namespace namespace, InodeRecord inode) {
+        if ((states(inode) & RELEASED) == 0) {
+            return Long.MAX_VALUE;
+        }
+        Action action = actionOf(namespace, inode.inodeId());
+        if (action == null || action.kind() != RESTORE) {
+            return 0;
+        }
+        return action.status() == RUNNING && action.mover() == namespace.header().clientId() ? Long.MAX_VALUE : action.doneBytes();
+    }
+
     /** Whether the file is released and the caller's session is the mover restoring it. */
     public static boolean restoring(Namespace namespace, InodeRecord inode) {
         return (states(inode) & RELEASED) != 0 && isRestorer(namespace, inode.inodeId());

@@ -98,6 +98,8 @@ public final class HsmMessages {
     /**
      * One queued action: at most one per file. {@code mover} is the client id of the session
      * running it, which keeps it while it reports progress before {@code leaseUntilNanos}.
+     * {@code doneBytes} of a restore: the bytes from the file's start that are back, checked
+     * against their parts' CRCs and flushed to the targets; readers may read those meanwhile.
      */
     public record Action(long actionId, long inodeId, int kind, int archiveId, int status, long mover, long leaseUntilNanos,
                          long enqueuedNanos, long doneBytes, long totalBytes, int attempts) {
