@@ -10,7 +10,6 @@ import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.DirEntry;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -223,10 +222,30 @@ final class FsCommand {
         }
     }
 
+    /**
+     * Copies the file to stdout; stops when the reader has gone (as in {@code plinth fs cat F | head}):
+     * System.out never throws, so the copy would otherwise read the rest of the file for nobody.
+     */
     private static void toStdout(PlinthFile file) throws IOException {
-        OutputStream out = System.out;
-        copy(file, buffer -> out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining()));
+        java.io.PrintStream out = System.out;
+        try {
+            copy(file, buffer -> {
+                out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining());
+                if (out.checkError()) {
+                    throw new ReaderGone();
+                }
+            });
+        } catch (ReaderGone e) {
+            return; // like cat on a closed pipe, but without a message
+        }
         out.flush();
+    }
+
+    /** stdout's reader closed the pipe. */
+    private static final class ReaderGone extends IOException {
+        ReaderGone() {
+            super("stdout's reader has gone");
+        }
     }
 
     static void copy(PlinthFile file, PlinthFile.BlockSink sink) throws IOException {
