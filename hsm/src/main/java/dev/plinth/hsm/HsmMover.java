@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class HsmMover implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HsmMover.class);
-    private static final long IDLE_POLL_MILLIS_MAX = 250;
+    /** An idle mover asks the queue this often (a query, no log entry): a reader of a released file waits for it first. */
+    private static final long IDLE_POLL_MILLIS_MAX = 100;
 
     private final PlinthClient client;
     private final ArchiveCatalog archives;
@@ -286,24 +287,50 @@ public final class HsmMover implements AutoCloseable {
         }
         Attributes attributes = client.getAttr(action.inodeId());
         ObjectStore store = archives.store(copy.archiveId());
-        ObjectStore.Stored stored = store.head(copy.objectKey());
-        if (stored == null) {
-            throw new ObjectStore.ObjectMissingException("object " + copy.objectKey() + " is missing from " + store.describe());
-        }
-        if (stored.sizeBytes() != copy.sizeBytes()) {
-            finish(action, COPY_LOST, "object " + copy.objectKey() + " in " + store.describe() + " holds " + stored.sizeBytes()
-                    + " bytes, not the " + copy.sizeBytes() + " archived", 0, 0, null);
-            return;
-        }
         Progress progress = new Progress(action, copy.sizeBytes());
         int parts = copy.partCrcs().size();
-        // parts are read from the archive up to part-parallelism ahead of the one being written back, in order
+        // parts are read from the archive ahead of the one being written back, in order: the first alone (a reader
+        // waiting at the file's start gets it sooner), then up to part-parallelism
         java.util.ArrayDeque<java.util.concurrent.Future<ByteBuffer>> ahead = new java.util.ArrayDeque<>();
-        try (PlinthFile file = client.openToRestore(action.inodeId());
-             ExecutorService readers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hsm-restore-read-", 0).factory())) {
+        try (ExecutorService readers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hsm-restore-read-", 0).factory())) {
+            // the object's size is checked while its first part is on its way: an S3 HEAD is a round trip of its own
+            java.util.concurrent.Future<ObjectStore.Stored> head = readers.submit(() -> store.head(copy.objectKey()));
             int requested = 0;
+            if (parts > 0) {
+                int size = (int) Math.min(copy.partBytes(), copy.sizeBytes());
+                ahead.addLast(readers.submit(() -> store.read(copy.objectKey(), 0, size)));
+                requested = 1;
+            }
+            ObjectStore.Stored stored = dev.plinth.common.Futures.await(head);
+            if (stored == null || stored.sizeBytes() != copy.sizeBytes()) {
+                ahead.forEach(f -> f.cancel(true));
+                if (stored == null) {
+                    throw new ObjectStore.ObjectMissingException("object " + copy.objectKey() + " is missing from " + store.describe());
+                }
+                finish(action, COPY_LOST, "object " + copy.objectKey() + " in " + store.describe() + " holds " + stored.sizeBytes()
+                        + " bytes, not the " + copy.sizeBytes() + " archived", 0, 0, null);
+                return;
+            }
+            if (!restoreParts(action, copy, store, progress, readers, ahead, requested)) {
+                return;
+            }
+        }
+        bytesCounted.labelValues("restore").inc(copy.sizeBytes());
+        finish(action, SUCCEEDED, null, copy.sizeBytes(), attributes.mtimeNanos(), null);
+    }
+
+    /**
+     * Writes the parts back in order, reading ahead, and forces them; false (the action ended as
+     * lost) at the first part that fails its check.
+     */
+    private boolean restoreParts(Action action, ArchivedCopy copy, ObjectStore store, Progress progress, ExecutorService readers,
+                              java.util.ArrayDeque<java.util.concurrent.Future<ByteBuffer>> ahead, int requestedBefore) throws IOException {
+        int parts = copy.partCrcs().size();
+        try (PlinthFile file = client.openToRestore(action.inodeId())) {
+            int requested = requestedBefore;
             for (int part = 0; part < parts; part++) {
-                while (requested < parts && ahead.size() < partParallelism) {
+                int window = part == 0 ? 1 : partParallelism;
+                while (requested < parts && ahead.size() < window) {
                     long from = (long) requested * copy.partBytes();
                     int size = (int) Math.min(copy.partBytes(), copy.sizeBytes() - from);
                     ahead.addLast(readers.submit(() -> store.read(copy.objectKey(), from, size)));
@@ -316,7 +343,7 @@ public final class HsmMover implements AutoCloseable {
                     ahead.forEach(f -> f.cancel(true));
                     finish(action, COPY_LOST, "part " + (part + 1) + " of object " + copy.objectKey() + " in " + store.describe()
                             + " does not match its checksum", 0, 0, null);
-                    return;
+                    return false;
                 }
                 while (bytes.hasRemaining()) {
                     file.write(offset + bytes.position(), bytes);
@@ -326,8 +353,7 @@ public final class HsmMover implements AutoCloseable {
             }
             file.fsync();
         }
-        bytesCounted.labelValues("restore").inc(copy.sizeBytes());
-        finish(action, SUCCEEDED, null, copy.sizeBytes(), attributes.mtimeNanos(), null);
+        return true;
     }
 
     private static ByteBuffer awaitPart(java.util.concurrent.Future<ByteBuffer> part) throws IOException {
