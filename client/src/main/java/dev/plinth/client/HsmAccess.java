@@ -103,31 +103,11 @@ public final class HsmAccess {
     }
 
     private Attributes waitForRestore(long inodeId) {
-        long deadline = client.clock().nanoTime() + restoreWaitMillis * 1_000_000;
-        HsmState state = request(inodeId, HsmMessages.RESTORE, 0);
-        long pause = 5;
-        while (true) {
-            Attributes attributes = client.getAttr(inodeId);
-            if (!HsmMessages.released(attributes)) {
-                return attributes;
-            }
-            if (state.action() == null || (state.states() & HsmMessages.LOST) != 0) {
-                throw new PlinthException(ErrorCode.ARCHIVE_UNREADABLE, "restore of inode " + InodeId.format(inodeId) + " failed"
-                        + (state.lastError() == null ? "" : ": " + state.lastError()));
-            }
-            if (client.clock().nanoTime() - deadline > 0) {
-                throw new PlinthException(ErrorCode.RESTORE_PENDING, "inode " + InodeId.format(inodeId) + " was not restored within "
-                        + restoreWaitMillis + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new PlinthException(ErrorCode.INTERRUPTED, "waiting for the restore of inode " + InodeId.format(inodeId));
-            }
-            pause = Math.min(200, pause * 2);
-            state = state(inodeId);
+        RestoreProgress progress = restoreInOrder(inodeId);
+        if (progress != null) {
+            progress.await(Long.MAX_VALUE); // no restored prefix reaches it: returns once the file is resident
         }
+        return client.getAttr(inodeId);
     }
 
     /**
@@ -166,7 +146,8 @@ public final class HsmAccess {
 
         /**
          * Waits until the file's first {@code end} bytes are back, at most hsm.restore-wait-millis;
-         * true once the whole file is resident (the caller can read it as any other file).
+         * true once the whole file is resident (the caller can read it as any other file). With
+         * {@code Long.MAX_VALUE}, waits for the whole restore.
          */
         boolean await(long end) {
             long deadline = client.clock().nanoTime() + restoreWaitMillis * 1_000_000;
@@ -186,8 +167,10 @@ public final class HsmAccess {
                     continue;
                 }
                 if (client.clock().nanoTime() - deadline > 0) {
-                    throw new PlinthException(ErrorCode.RESTORE_PENDING, "bytes up to " + end + " of inode " + InodeId.format(inodeId)
-                            + " were not restored within " + restoreWaitMillis + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
+                    String what = end == Long.MAX_VALUE ? "inode " + InodeId.format(inodeId) + " was"
+                            : "bytes up to " + end + " of inode " + InodeId.format(inodeId) + " were";
+                    throw new PlinthException(ErrorCode.RESTORE_PENDING, what + " not restored within " + restoreWaitMillis
+                            + " ms (hsm.restore-wait-millis): is a mover running (plinth hsm queue)?");
                 }
                 try {
                     Thread.sleep(pause);

@@ -77,14 +77,11 @@ public final class Hsm {
      * written back, checked and flushed ({@link Action#doneBytes}); else none.
      */
     public static long readableBytes(Namespace namespace, InodeRecord inode) {
-        if ((states(inode) & RELEASED) == 0) {
+        if ((states(inode) & RELEASED) == 0 || isRestorer(namespace, inode.inodeId())) {
             return Long.MAX_VALUE;
         }
         Action action = actionOf(namespace, inode.inodeId());
-        if (action == null || action.kind() != RESTORE) {
-            return 0;
-        }
-        return action.status() == RUNNING && action.mover() == namespace.header().clientId() ? Long.MAX_VALUE : action.doneBytes();
+        return action != null && action.kind() == RESTORE ? action.doneBytes() : 0;
     }
 
     /** Whether the file is released and the caller's session is the mover restoring it. */
