@@ -297,8 +297,7 @@ public final class HsmMover implements AutoCloseable {
             java.util.concurrent.Future<ObjectStore.Stored> head = readers.submit(() -> store.head(copy.objectKey()));
             int requested = 0;
             if (parts > 0) {
-                int size = (int) Math.min(copy.partBytes(), copy.sizeBytes());
-                ahead.addLast(readers.submit(() -> store.read(copy.objectKey(), 0, size)));
+                ahead.addLast(readPart(readers, store, copy, 0));
                 requested = 1;
             }
             ObjectStore.Stored stored = dev.plinth.common.Futures.await(head);
@@ -331,10 +330,7 @@ public final class HsmMover implements AutoCloseable {
             for (int part = 0; part < parts; part++) {
                 int window = part == 0 ? 1 : partParallelism;
                 while (requested < parts && ahead.size() < window) {
-                    long from = (long) requested * copy.partBytes();
-                    int size = (int) Math.min(copy.partBytes(), copy.sizeBytes() - from);
-                    ahead.addLast(readers.submit(() -> store.read(copy.objectKey(), from, size)));
-                    requested++;
+                    ahead.addLast(readPart(readers, store, copy, requested++));
                 }
                 long offset = (long) part * copy.partBytes();
                 int length = (int) Math.min(copy.partBytes(), copy.sizeBytes() - offset);
@@ -354,6 +350,13 @@ public final class HsmMover implements AutoCloseable {
             file.fsync();
         }
         return true;
+    }
+
+    /** Starts reading part {@code part} of the archived copy. */
+    private static java.util.concurrent.Future<ByteBuffer> readPart(ExecutorService readers, ObjectStore store, ArchivedCopy copy, int part) {
+        long from = (long) part * copy.partBytes();
+        int size = (int) Math.min(copy.partBytes(), copy.sizeBytes() - from);
+        return readers.submit(() -> store.read(copy.objectKey(), from, size));
     }
 
     private static ByteBuffer awaitPart(java.util.concurrent.Future<ByteBuffer> part) throws IOException {
