@@ -110,6 +110,10 @@ final class FsCommand {
         @Option(names = "-m", paramLabel = "MODE", description = "Permission bits in octal (default 755).", defaultValue = "755")
         String mode;
 
+        @Option(names = {"-i", "--mdt"}, paramLabel = "N", description = "Put the directory on MDT N (as `lfs mkdir -i N`): its entries, "
+                + "and what is made below it, live there. Default: its parent's MDT. With -p, only the last directory.")
+        Integer mdt;
+
         @Parameters(paramLabel = "PATH")
         String path;
 
@@ -117,10 +121,14 @@ final class FsCommand {
         public Integer call() {
             try (PlinthClient plinth = client.connect()) {
                 int bits = Integer.parseInt(mode, 8);
+                int placement = mdt == null ? dev.plinth.wire.messages.MetaMessages.Mkdir.WITH_PARENT : mdt;
+                if (mdt != null && mdt < 0) {
+                    throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--mdt must be 0 or more");
+                }
                 if (parents) {
-                    plinth.mkdirs(path, bits);
+                    plinth.mkdirs(path, bits, placement);
                 } else {
-                    plinth.mkdir(path, bits);
+                    plinth.mkdir(path, bits, placement);
                 }
             }
             return 0;

@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
                 UmountCommand.class,
                 FsCommand.class,
                 SetstripeCommand.class, MigrateCommand.class, RebuildCommand.class,
-                GetstripeCommand.class,
+                GetstripeCommand.class, GetdirstripeCommand.class,
                 PoolCommand.class,
                 ArchiveCommand.class,
                 BackupCommand.class,

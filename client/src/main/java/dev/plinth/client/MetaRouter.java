@@ -7,8 +7,8 @@ import dev.plinth.wire.messages.MetaMessages;
 /**
  * Which MDT a metadata request goes to: the one that owns the inode it acts on (the directory
  * for a name in it), read off the inode id, which carries its MDT ({@link InodeId}). Paths start
- * at the root, on MDT 0; sessions and statfs are asked of MDT 0 (until the client keeps a
- * session on each MDT). With one MDT every request goes to 0; a second MDT is an entry in the
+ * at the root, on MDT 0, or where a resolution goes on (its start); sessions begin at MDT 0 and
+ * statfs is asked of it. With one MDT every request goes to 0; a second MDT is an entry in the
  * cluster map's MDT table, not a change here.
  */
 final class MetaRouter {
@@ -23,6 +23,7 @@ final class MetaRouter {
     static long inodeOf(Record request) {
         return switch (request) {
             case MetaMessages.Lookup r -> r.parentId();
+            case MetaMessages.ResolvePath r -> r.startId() == 0 ? InodeId.ROOT : r.startId();
             case MetaMessages.GetAttr r -> r.inodeId();
             case MetaMessages.ReadDir r -> r.inodeId();
             case MetaMessages.ReadDirPlus r -> r.inodeId();

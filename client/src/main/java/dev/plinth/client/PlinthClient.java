@@ -29,6 +29,7 @@ import dev.plinth.wire.messages.MetaMessages.DirEntry;
 import dev.plinth.wire.messages.MetaMessages.OpHeader;
 import dev.plinth.wire.messages.MetaMessages.ReadDirReply;
 import dev.plinth.wire.messages.MetaMessages.SessionReply;
+import dev.plinth.wire.MdtReplicas;
 import dev.plinth.wire.messages.MetaMessages.StatFsReply;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
@@ -331,6 +332,16 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     private void renewSession() {
+        for (int mdt : joinedMdts) {
+            try {
+                mdts.request(mdt, new MetaMessages.RenewSession(header()));
+            } catch (PlinthException e) {
+                if (MetaMessages.noSession(e)) {
+                    joinedMdts.remove(mdt); // expired there: the next request that needs it opens it again
+                }
+                LOG.debug("session renewal on MDT {} failed: {}", mdt, e.getMessage());
+            }
+        }
         try {
             mdts.request(0, new MetaMessages.RenewSession(header()));
             if (renewalFailingSince != 0) {
@@ -375,8 +386,76 @@ public final class PlinthClient implements AutoCloseable {
             NonBlocking.check("a metadata change"); // goes through the log: answered later, and not to be sent twice
         }
         jobStats.metadata(currentJob());
-        int mdt = MetaRouter.mdtOf(request);
-        return Retry.call(retryMillis, () -> mdts.request(mdt, request), this::refreshClusterMapSoon);
+        return followRemote(request, onMdt(MetaRouter.mdtOf(request), request));
+    }
+
+    /** Sends {@code request} to MDT {@code mdt}, retrying as {@link #meta} does. */
+    private <R extends Record> R onMdt(int mdt, Record request) {
+        return Retry.call(retryMillis, () -> {
+            try {
+                return mdts.request(mdt, request);
+            } catch (PlinthException e) {
+                if (mdt == 0 || !MetaMessages.noSession(e)) {
+                    throw e;
+                }
+                joinSession(mdt); // an MDT met for the first time (or one that forgot this client): it learns the session, then answers
+                return mdts.request(mdt, request);
+            }
+        }, this::refreshClusterMapSoon);
+    }
+
+    /** MDTs other than 0 that hold this client's session (it is renewed and closed there too). */
+    private final java.util.Set<Integer> joinedMdts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** Opens this client's session (its id from MDT 0) on MDT {@code mdt}. */
+    private void joinSession(int mdt) {
+        mdts.request(mdt, new MetaMessages.OpenSession(new OpHeader(clientId, 0, options.credentials(), 0), options.clientName()));
+        joinedMdts.add(mdt);
+    }
+
+    /** Hops a path may take between MDTs before it is taken for a loop (symlinks that send it back and forth). */
+    private static final int MDT_HOPS_MAX = 40;
+
+    /**
+     * Completes what an MDT answered about inodes another MDT holds (several MDTs): a lookup or
+     * path that led there goes on at that MDT; a directory page's remote entries get their
+     * attributes from theirs.
+     */
+    @SuppressWarnings("unchecked")
+    private <R extends Record> R followRemote(Record request, R reply) {
+        if (reply instanceof AttributesReply found && found.redirected()) {
+            MetaMessages.ResolvePath next = request instanceof MetaMessages.ResolvePath path
+                    ? path.continuedAt(found.attributes().inodeId(), found.unresolved())
+                    : new MetaMessages.ResolvePath(header(((MetaMessages.Query) request).header().credentials()), found.unresolved(), false,
+                            null, 0, found.attributes().inodeId());
+            for (int hops = 0; hops < MDT_HOPS_MAX; hops++) {
+                AttributesReply answer = onMdt(MetaRouter.mdtOf(next), next);
+                if (!answer.redirected()) {
+                    return (R) answer;
+                }
+                next = next.continuedAt(answer.attributes().inodeId(), answer.unresolved());
+            }
+            throw new PlinthException(ErrorCode.SYMLINK_LOOP, "a path went between MDTs " + MDT_HOPS_MAX + " times");
+        }
+        if (reply instanceof MetaMessages.ReadDirPlusReply page
+                && page.attributes().stream().anyMatch(attributes -> (attributes.flags() & MetaMessages.FLAG_REMOTE_STUB) != 0)) {
+            List<Attributes> completed = new ArrayList<>(page.attributes().size());
+            for (Attributes attributes : page.attributes()) {
+                if ((attributes.flags() & MetaMessages.FLAG_REMOTE_STUB) == 0) {
+                    completed.add(attributes);
+                    continue;
+                }
+                try {
+                    OpHeader asked = header(((MetaMessages.Query) request).header().credentials());
+                    completed.add(this.<AttributesReply>onMdt(InodeId.mdtIndex(attributes.inodeId()),
+                            new MetaMessages.GetAttr(asked, attributes.inodeId())).attributes());
+                } catch (PlinthException e) {
+                    completed.add(attributes); // gone meanwhile: its id and type are all there is
+                }
+            }
+            return (R) new MetaMessages.ReadDirPlusReply(page.entries(), completed, page.more(), page.xattrValues());
+        }
+        return reply;
     }
 
     // ---- cluster
@@ -685,7 +764,12 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes mkdir(long parentId, String name, int mode) {
-        return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode)).attributes();
+        return mkdir(parentId, name, mode, MetaMessages.Mkdir.WITH_PARENT);
+    }
+
+    /** A directory on MDT {@code mdt} ({@link MetaMessages.Mkdir#WITH_PARENT}: its parent's), as `lfs mkdir -i N` makes it. */
+    public Attributes mkdir(long parentId, String name, int mode, int mdt) {
+        return this.<AttributesReply>meta(new MetaMessages.Mkdir(header(), parentId, name, mode, mdt)).attributes();
     }
 
     public CreateReply create(long parentId, String name, int mode, boolean exclusive, Layout layout) {
@@ -982,7 +1066,12 @@ public final class PlinthClient implements AutoCloseable {
     }
 
     public Attributes mkdir(String path, int mode) {
-        return atPath(path, () -> mkdir(parentOf(path).inodeId(), Names.lastName(path), mode));
+        return mkdir(path, mode, MetaMessages.Mkdir.WITH_PARENT);
+    }
+
+    /** A directory at {@code path} on MDT {@code mdt} ({@link MetaMessages.Mkdir#WITH_PARENT}: its parent's). */
+    public Attributes mkdir(String path, int mode, int mdt) {
+        return atPath(path, () -> mkdir(parentOf(path).inodeId(), Names.lastName(path), mode, mdt));
     }
 
     /**
@@ -991,6 +1080,11 @@ public final class PlinthClient implements AutoCloseable {
      */
     /** Creates the missing directories of {@code path} (mode for the last); existing ones cost a lookup each, not a change. */
     public Attributes mkdirs(String path, int mode) {
+        return mkdirs(path, mode, MetaMessages.Mkdir.WITH_PARENT);
+    }
+
+    /** As above, the last directory (if it is made) on MDT {@code mdt}. */
+    public Attributes mkdirs(String path, int mode, int mdt) {
         Attributes current = stat("/");
         StringBuilder walked = new StringBuilder();
         List<String> names = Names.components(path);
@@ -1007,7 +1101,8 @@ public final class PlinthClient implements AutoCloseable {
             }
             if (next == null) {
                 try {
-                    next = mkdir(current.inodeId(), name, i == names.size() - 1 ? mode : 0755);
+                    boolean last = i == names.size() - 1;
+                    next = mkdir(current.inodeId(), name, last ? mode : 0755, last ? mdt : MetaMessages.Mkdir.WITH_PARENT);
                 } catch (PlinthException e) {
                     if (e.code() != ErrorCode.ALREADY_EXISTS) {
                         throw e;
@@ -1145,6 +1240,13 @@ public final class PlinthClient implements AutoCloseable {
         }
         if (localReadExecutor != null) {
             localReadExecutor.shutdown();
+        }
+        for (int mdt : joinedMdts) {
+            try {
+                mdts.request(mdt, new MetaMessages.CloseSession(header()));
+            } catch (RuntimeException e) {
+                LOG.debug("closing session on MDT {} failed (it will expire): {}", mdt, e.getMessage());
+            }
         }
         try {
             mdts.request(0, new MetaMessages.CloseSession(header()));

@@ -88,6 +88,7 @@ public final class MetaService implements AutoCloseable {
     private final BlockingQueue<PendingChange> changes = new ArrayBlockingQueue<>(CHANGE_QUEUE_MAX);
     private final java.util.concurrent.Semaphore entriesInFlight = new java.util.concurrent.Semaphore(ENTRIES_IN_FLIGHT_MAX);
     private final Thread batcher;
+    private final RemoteEntryCoordinator remoteEntries;
     private volatile boolean closed;
     /** Queries running inline on callers' threads: {@link #close} waits for them, as for the read pool, before the store goes. */
     private final java.util.concurrent.atomic.AtomicInteger inlineReads = new java.util.concurrent.atomic.AtomicInteger();
@@ -109,6 +110,8 @@ public final class MetaService implements AutoCloseable {
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("meta-housekeeping").daemon().factory());
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
         this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
+        this.remoteEntries = new RemoteEntryCoordinator(stateMachine.mdtIndex(), this::log, stateMachine::queryRecord,
+                stateMachine::intentOpen, new dev.plinth.wire.MdtReplicas(connections, clusterMap::current, null, config), clusterMap);
         stateMachine.onRemovedFiles(files -> files.forEach(file -> {
             if (!removedFiles.offer(new Removal(file, clock.nanoTime()))) {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));
@@ -151,6 +154,14 @@ public final class MetaService implements AutoCloseable {
         housekeeping.scheduleWithFixedDelay(this::expireSessions, period, period, TimeUnit.MILLISECONDS);
         housekeeping.scheduleWithFixedDelay(() -> offerPendingRemovals(1000), 30, 30, TimeUnit.SECONDS);
         housekeeping.scheduleWithFixedDelay(() -> backups.removeAbandoned(System.currentTimeMillis()), 0, 10, TimeUnit.MINUTES);
+        housekeeping.scheduleWithFixedDelay(this::recoverIntents, 1, 5, TimeUnit.SECONDS);
+    }
+
+    /** The leader carries open cross-MDT intents forward (those a crash or an unavailable MDT left). */
+    private void recoverIntents() {
+        if (raft.isSingleReplica() || raft.isLeaderReady()) {
+            remoteEntries.recover();
+        }
     }
 
     /** Does now what the periodic scan does every 30 s: queues again every removed file the namespace still lists. */
@@ -304,8 +315,24 @@ public final class MetaService implements AutoCloseable {
                 + " does not lead" + (leader == null ? " (election under way)" : "; Raft leader " + leader));
     }
 
-    /** Stamps, places and logs a change; returns its response record once applied. */
+    /**
+     * Stamps, places and logs a change; returns its response record once applied. A directory
+     * made on, or removed from, another MDT goes through an intent instead (design note 93).
+     */
     public CompletableFuture<Record> mutate(Mutation mutation) {
+        if (mutation instanceof MetaMessages.Mkdir mkdir && remoteEntries.remote(mkdir)
+                || mutation instanceof MetaMessages.Rmdir rmdir && remoteEntries.remote(rmdir)) {
+            PlinthException notLeading = notLeading();
+            if (notLeading != null) {
+                return CompletableFuture.failedFuture(notLeading);
+            }
+            return mutation instanceof MetaMessages.Mkdir mkdir ? remoteEntries.mkdir(mkdir) : remoteEntries.rmdir((MetaMessages.Rmdir) mutation);
+        }
+        return log(mutation);
+    }
+
+    /** As {@link #mutate}, for a change of this MDT alone. */
+    private CompletableFuture<Record> log(Mutation mutation) {
         PlinthException notLeading = notLeading();
         if (notLeading != null) {
             return CompletableFuture.failedFuture(notLeading);
@@ -356,6 +383,8 @@ public final class MetaService implements AutoCloseable {
         boolean adds = switch (mutation) {
             case MetaMessages.Create ignored -> true;
             case MetaMessages.Mkdir ignored -> true;
+            case dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteMkdir ignored -> true;
+            case dev.plinth.wire.messages.CrossMdtMessages.MakeRemoteDirectory ignored -> true;
             case MetaMessages.Symlink ignored -> true;
             case MetaMessages.MakeNode ignored -> true;
             case MetaMessages.Link ignored -> true;
@@ -655,6 +684,7 @@ public final class MetaService implements AutoCloseable {
     public void close() {
         closed = true;
         housekeeping.shutdownNow();
+        remoteEntries.close();
         batcher.interrupt();
         cleaner.interrupt();
         readExecutor.shutdown();

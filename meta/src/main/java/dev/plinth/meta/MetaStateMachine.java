@@ -298,6 +298,7 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
             }
         }
         byte[] result;
+        boolean remember = true;
         batch.setSavePoint();
         Namespace namespace = new Namespace(store, batch, mdtIndex, header);
         try {
@@ -306,12 +307,14 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         } catch (PlinthException e) {
             result = MetaCodec.failed(e.code(), e.detail());
             rollback(batch);
+            // a client without a session here yet opens it and sends the change again, with the same request id
+            remember = !dev.plinth.wire.messages.MetaMessages.noSession(e);
         } catch (RuntimeException e) {
             LOG.error("bug while applying {}", mutation.getClass().getSimpleName(), e);
             result = MetaCodec.failed(ErrorCode.INTERNAL, e.toString());
             rollback(batch);
         }
-        if (dedupKey != null) {
+        if (dedupKey != null && remember) {
             try {
                 batch.put(dedupKey, result);
                 if (header.requestId() > DEDUP_WINDOW_PER_CLIENT) {
@@ -374,6 +377,11 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     /** Whether the file is still listed as removed with chunks to free (its REMOVED key, until the cleaner's purge). */
     public boolean removalPending(long inodeId) {
         return committed().chunksBeingFreed(inodeId);
+    }
+
+    /** Whether cross-MDT intent {@code intentId} is open in this replica's state. */
+    public boolean intentOpen(long intentId) {
+        return dev.plinth.meta.ops.RemoteEntries.open(committed(), intentId);
     }
 
     public int mdtIndex() {

@@ -65,6 +65,41 @@ public final class Namespace {
         return header.timeNanos();
     }
 
+    /** The MDT this namespace is. */
+    public int mdtIndex() {
+        return mdtIndex;
+    }
+
+    /** Whether this MDT holds inode {@code inodeId} (its id names this MDT). */
+    public boolean isLocal(long inodeId) {
+        return InodeId.mdtIndex(inodeId) == mdtIndex;
+    }
+
+    /**
+     * An operation reached an inode that another MDT holds (a directory made there with
+     * `--mdt`). Operations that only read turn it into a redirect; changes that would need both
+     * MDTs, other than the ones coordinated with intents, fail with it: EXDEV, as rename(2) and
+     * link(2) answer across file systems.
+     */
+    public static final class RemoteInode extends PlinthException {
+        private final long inodeId;
+        private final FileType type;
+
+        RemoteInode(long inodeId, FileType type) {
+            super(ErrorCode.CROSS_DEVICE, "inode " + InodeId.format(inodeId) + " is on MDT " + InodeId.mdtIndex(inodeId));
+            this.inodeId = inodeId;
+            this.type = type;
+        }
+
+        public long inodeId() {
+            return inodeId;
+        }
+
+        public FileType type() {
+            return type;
+        }
+    }
+
     public Credentials caller() {
         return header.credentials();
     }
@@ -177,6 +212,9 @@ public final class Namespace {
     // ---- inodes and entries
 
     public InodeRecord inodeOrNull(long inodeId) {
+        if (!isLocal(inodeId)) {
+            throw new RemoteInode(inodeId, FileType.DIRECTORY); // only directories are made on another MDT than their parent's
+        }
         byte[] key = MetaKeys.id(MetaKeys.INODE, inodeId);
         if (batch == null) {
             return store.getRecord(key, InodeRecord.class); // a query: may come from the record cache
@@ -228,6 +266,9 @@ public final class Namespace {
         List<DirEntry> entries = new ArrayList<>();
         for (byte[][] pair : scan(prefix, after, limit)) {
             DentryRecord entry = MetaStore.decode(DentryRecord.class, pair[1]);
+            if (entry.pending()) {
+                continue; // a name an open intent reserves: not there yet
+            }
             entries.add(new DirEntry(MetaKeys.nameOf(pair[0]), entry.inodeId(), entry.type()));
         }
         return entries;
@@ -293,7 +334,10 @@ public final class Namespace {
         }
     }
 
-    /** Looks up a name in a directory the caller may search; "." and ".." resolve too. */
+    /**
+     * Looks up a name in a directory the caller may search; "." and ".." resolve too. A name
+     * whose inode another MDT holds throws {@link RemoteInode}.
+     */
     public InodeRecord lookup(InodeRecord directory, String name) {
         if (!directory.isDirectory()) {
             throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "lookup of '" + name + "' in a non-directory");
@@ -307,10 +351,18 @@ public final class Namespace {
         }
         Names.validateName(name);
         DentryRecord entry = dentry(directory.inodeId(), name);
-        if (entry == null) {
+        if (entry == null || entry.pending()) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "'" + name + "'");
         }
+        if (!isLocal(entry.inodeId())) {
+            throw new RemoteInode(entry.inodeId(), entry.type());
+        }
         return inode(entry.inodeId());
+    }
+
+    /** Whether {@code entry} names an inode another MDT holds (or reserves a name for one it is making). */
+    public boolean remoteEntry(DentryRecord entry) {
+        return entry != null && (entry.pending() || !isLocal(entry.inodeId()));
     }
 
     /**
@@ -406,10 +458,10 @@ public final class Namespace {
         InodeRecord parent = directory(parentId);
         check(parent, WRITE | EXECUTE);
         DentryRecord entry = dentry(parent.inodeId(), name);
-        if (entry == null) {
+        if (entry == null || entry.pending()) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "'" + name + "'");
         }
-        InodeRecord victim = inode(entry.inodeId());
+        InodeRecord victim = inode(entry.inodeId()); // CROSS_DEVICE where another MDT holds it
         checkSticky(parent, victim);
         return new InodeRecord[] {parent, victim};
     }

@@ -43,7 +43,9 @@ final class NamespaceCheck {
             for (byte[][] pair : page) {
                 long parentId = MetaKeys.firstId(pair[0]);
                 DentryRecord entry = MetaStore.decode(DentryRecord.class, pair[1]);
-                names.merge(entry.inodeId(), 1, Integer::sum);
+                if (!entry.pending()) { // a name an open intent reserves counts in its parent, and names nothing yet
+                    names.merge(entry.inodeId(), 1, Integer::sum);
+                }
                 entries.merge(parentId, 1L, Long::sum);
                 namedAs.put(entry.inodeId(), entry.type());
                 if (entry.type() == FileType.DIRECTORY) {
@@ -81,8 +83,8 @@ final class NamespaceCheck {
                     if (inode.childCount() != children) {
                         findings.add("child-count", id, "child count " + inode.childCount() + ", " + children + " entries");
                     }
-                    if (id == InodeId.ROOT) {
-                        continue;
+                    if (id == InodeId.ROOT || InodeId.mdtIndex(inode.parentId()) != mdtId) {
+                        continue; // a directory made on another MDT than its parent's is named there
                     }
                     if (named == 0) {
                         findings.add("orphan-inode", id, "a directory no entry names");

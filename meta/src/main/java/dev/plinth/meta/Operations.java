@@ -12,6 +12,7 @@ import dev.plinth.meta.ops.OpenClose;
 import dev.plinth.meta.ops.Publish;
 import dev.plinth.meta.ops.ReadDir;
 import dev.plinth.meta.ops.ReadLink;
+import dev.plinth.meta.ops.RemoteEntries;
 import dev.plinth.meta.ops.Rename;
 import dev.plinth.meta.ops.ResolvePath;
 import dev.plinth.meta.ops.Rmdir;
@@ -23,6 +24,7 @@ import dev.plinth.meta.ops.Symlink;
 import dev.plinth.meta.ops.Unlink;
 import dev.plinth.meta.ops.Xattrs;
 import dev.plinth.meta.store.MetaKeys;
+import dev.plinth.wire.messages.CrossMdtMessages;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.HsmMessages;
 import dev.plinth.wire.messages.MetaMessages;
@@ -52,6 +54,11 @@ final class Operations {
             case MetaMessages.SetLayout request -> SetLayout.apply(namespace, request);
             case MetaMessages.SwapLayout request -> SetLayout.swap(namespace, request);
             case MetaMessages.ReplaceCellChains request -> SetLayout.replaceCellChains(namespace, request);
+            case CrossMdtMessages.PrepareRemoteMkdir request -> RemoteEntries.prepareMkdir(namespace, request);
+            case CrossMdtMessages.PrepareRemoteRmdir request -> RemoteEntries.prepareRmdir(namespace, request);
+            case CrossMdtMessages.FinishRemoteIntent request -> RemoteEntries.finish(namespace, request);
+            case CrossMdtMessages.MakeRemoteDirectory request -> RemoteEntries.make(namespace, request);
+            case CrossMdtMessages.RemoveRemoteDirectory request -> RemoteEntries.remove(namespace, request);
             case MetaMessages.OpenSession request -> Sessions.open(namespace, request, newClientId, leaseMillis);
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
@@ -102,6 +109,7 @@ final class Operations {
             case HsmMessages.ListRemovedCopies request -> Hsm.removedCopies(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
             case MetaMessages.ForcedLayouts request -> SetLayout.forced(namespace, FORCED_LAYOUTS_MAX);
+            case CrossMdtMessages.ListRemoteIntents request -> RemoteEntries.list(namespace);
         };
     }
 }

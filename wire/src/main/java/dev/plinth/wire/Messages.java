@@ -1,6 +1,7 @@
 package dev.plinth.wire;
 
 import dev.plinth.wire.messages.BackupMessages;
+import dev.plinth.wire.messages.CrossMdtMessages;
 import dev.plinth.wire.messages.FsckMessages;
 import dev.plinth.wire.messages.MdtGroupMessages;
 import dev.plinth.wire.messages.HandshakeMessages.Authenticate;
@@ -111,5 +112,11 @@ final class Messages {
         registry.register(167, MetaMessages.Exchange.class, Empty.class);
         registry.register(168, MetaMessages.ReplaceCellChains.class, MetaMessages.AttributesReply.class);
         registry.register(169, StorageMessages.FileUsage.class, StorageMessages.FileUsageResult.class);
+        registry.register(170, CrossMdtMessages.PrepareRemoteMkdir.class, CrossMdtMessages.RemoteIntent.class);
+        registry.register(171, CrossMdtMessages.PrepareRemoteRmdir.class, CrossMdtMessages.RemoteIntent.class);
+        registry.register(172, CrossMdtMessages.FinishRemoteIntent.class, Empty.class);
+        registry.register(173, CrossMdtMessages.ListRemoteIntents.class, CrossMdtMessages.RemoteIntentList.class);
+        registry.register(174, CrossMdtMessages.MakeRemoteDirectory.class, MetaMessages.AttributesReply.class);
+        registry.register(175, CrossMdtMessages.RemoveRemoteDirectory.class, Empty.class);
     }
 }

@@ -29,6 +29,9 @@ public final class Create {
             if (request.exclusive()) {
                 throw new PlinthException(ErrorCode.ALREADY_EXISTS, "'" + request.name() + "'");
             }
+            if (existing.type() == FileType.DIRECTORY) { // from the entry: the directory may be on another MDT
+                throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + request.name() + "'");
+            }
             InodeRecord inode = namespace.inode(existing.inodeId());
             if (inode.isDirectory()) {
                 throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + request.name() + "'");

@@ -13,6 +13,10 @@ public final class Mkdir {
     private Mkdir() {}
 
     public static AttributesReply apply(Namespace namespace, MetaMessages.Mkdir request) {
+        if (request.mdt() != MetaMessages.Mkdir.WITH_PARENT && request.mdt() != namespace.mdtIndex()) {
+            // the service turns such a request into an intent (RemoteEntries) before it is logged
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a directory on MDT " + request.mdt() + " is made through an intent");
+        }
         InodeRecord parent = NewEntry.writableParent(namespace, request.parentId(), request.name());
         if (namespace.dentry(parent.inodeId(), request.name()) != null) {
             throw new PlinthException(ErrorCode.ALREADY_EXISTS, "'" + request.name() + "'");

@@ -98,6 +98,9 @@ public final class Publish {
         if (noReplace) {
             throw new PlinthException(ErrorCode.ALREADY_EXISTS, "'" + name + "'");
         }
+        if (existing.type() == dev.plinth.common.FileType.DIRECTORY) { // from the entry: the directory may be on another MDT
+            throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + name + "'");
+        }
         InodeRecord target = namespace.inode(existing.inodeId());
         if (target.isDirectory()) {
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + name + "'");

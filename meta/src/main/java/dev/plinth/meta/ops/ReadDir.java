@@ -31,6 +31,13 @@ public final class ReadDir {
         List<Attributes> attributes = new ArrayList<>(page.entries().size());
         List<byte[]> values = new ArrayList<>();
         for (DirEntry entry : page.entries()) {
+            if (!namespace.isLocal(entry.inodeId())) {
+                attributes.add(MetaMessages.remoteStub(entry.inodeId(), entry.type())); // the client asks its MDT
+                if (request.xattrName() != null) {
+                    values.add(null);
+                }
+                continue;
+            }
             InodeRecord inode = namespace.inode(entry.inodeId());
             attributes.add(inode.toAttributes());
             if (request.xattrName() != null) {

@@ -30,6 +30,9 @@ public final class Rename {
         InodeRecord targetParent = namespace.directory(request.targetParentId());
         namespace.check(targetParent, Namespace.WRITE | Namespace.EXECUTE);
         DentryRecord targetEntry = namespace.dentry(targetParent.inodeId(), request.targetName());
+        if (targetEntry != null && targetEntry.pending()) {
+            throw new PlinthException(ErrorCode.BUSY, "'" + request.targetName() + "' is being made on another MDT");
+        }
         if (targetEntry != null && targetEntry.inodeId() == sourceEntry.inodeId()) {
             if (request.noReplace()) {
                 throw new PlinthException(ErrorCode.ALREADY_EXISTS, "'" + request.targetName() + "'");

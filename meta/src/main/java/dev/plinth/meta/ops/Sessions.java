@@ -18,7 +18,8 @@ import java.util.List;
  * and its position in the entry's batch, and is above every id handed out before (kept in the
  * store): unique and the same on every replica, also after a restore from a backup starts a new
  * log whose indexes begin again at 1. Expiry is decided by the leader's clock, written as an
- * ExpireSessions entry, so replicas agree on it.
+ * ExpireSessions entry, so replicas agree on it. Ids come from MDT 0; another MDT takes the id
+ * the client brings (it opens its session there when that MDT first asks for one).
  */
 public final class Sessions {
     private static final int EXPIRE_BATCH_MAX = 1000;
@@ -31,8 +32,13 @@ public final class Sessions {
         if (name.length() > 256) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "client name too long");
         }
-        long clientId = Math.max(idFromLog, namespace.getLong(NEXT_CLIENT_ID_KEY, 0));
-        namespace.putLong(NEXT_CLIENT_ID_KEY, clientId + 1);
+        long clientId;
+        if (request.header().clientId() != 0 && namespace.mdtIndex() != 0) {
+            clientId = request.header().clientId(); // a client's session, whose id MDT 0 gave, joins this MDT
+        } else {
+            clientId = Math.max(idFromLog, namespace.getLong(NEXT_CLIENT_ID_KEY, 0));
+            namespace.putLong(NEXT_CLIENT_ID_KEY, clientId + 1);
+        }
         SessionRecord session = new SessionRecord(clientId, name, namespace.now() + leaseMillis * 1_000_000);
         namespace.put(MetaKeys.id(MetaKeys.SESSION, clientId), MetaStore.encode(session));
         return new SessionReply(clientId, leaseMillis);
@@ -64,7 +70,7 @@ public final class Sessions {
     static SessionRecord requireSession(Namespace namespace, long clientId) {
         byte[] value = namespace.getRaw(MetaKeys.id(MetaKeys.SESSION, clientId));
         if (value == null) {
-            throw new PlinthException(ErrorCode.STALE_HANDLE, "session " + clientId + " expired or unknown");
+            throw new PlinthException(ErrorCode.STALE_HANDLE, MetaMessages.NO_SESSION + clientId + ": expired or unknown");
         }
         return MetaStore.decode(SessionRecord.class, value);
     }

@@ -24,13 +24,16 @@ public final class MetaMessages {
             SetXattr, RemoveXattr, Open, Close, SetLayout, OpenSession, RenewSession, CloseSession, ExpireSessions, PurgeRemoved,
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
             HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
-            HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange, ReplaceCellChains {
+            HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange, ReplaceCellChains, CrossMdtMessages.PrepareRemoteMkdir,
+            CrossMdtMessages.PrepareRemoteRmdir, CrossMdtMessages.FinishRemoteIntent, CrossMdtMessages.MakeRemoteDirectory,
+            CrossMdtMessages.RemoveRemoteDirectory {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
-            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies, ForcedLayouts {
+            GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies, ForcedLayouts,
+            CrossMdtMessages.ListRemoteIntents {
         OpHeader header();
     }
 
@@ -78,16 +81,44 @@ public final class MetaMessages {
      * Attributes, and the value of an extended attribute where the request asked for one (null
      * otherwise, or where absent or unreadable); {@code fileBytes}: the file's Data-on-MDT part, all
      * of the file when it is that short, when the request asked for it (else null).
+     * {@code unresolved}: null, except where a path or name led to an inode another MDT holds
+     * (several MDTs): {@code attributes} is then only a {@link #remoteStub} of that inode, and the
+     * client goes on there with a {@link ResolvePath} from it of what is left of the path ("" for
+     * none).
      */
-    public record AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes) {
+    public record AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes, String unresolved) {
         public AttributesReply(Attributes attributes) {
-            this(attributes, null, null);
+            this(attributes, null, null, null);
         }
 
         public AttributesReply(Attributes attributes, byte[] xattrValue) {
-            this(attributes, xattrValue, null);
+            this(attributes, xattrValue, null, null);
+        }
+
+        public AttributesReply(Attributes attributes, byte[] xattrValue, byte[] fileBytes) {
+            this(attributes, xattrValue, fileBytes, null);
+        }
+
+        /** A reply that sends the client to the MDT of {@code inodeId} to resolve {@code unresolved} from there. */
+        public static AttributesReply redirect(long inodeId, FileType type, String unresolved) {
+            return new AttributesReply(remoteStub(inodeId, type), null, null, unresolved);
+        }
+
+        public boolean redirected() {
+            return unresolved != null;
         }
     }
+
+    /**
+     * What an MDT knows of an inode that another MDT holds: its id and type (a directory entry's),
+     * flagged {@link #FLAG_REMOTE_STUB}. Clients replace it with the owner's attributes.
+     */
+    public static Attributes remoteStub(long inodeId, FileType type) {
+        return new Attributes(inodeId, type, type.modeBits(), 0, 0, 1, 0, 0, 0, 0, 0, null, 0, FLAG_REMOTE_STUB);
+    }
+
+    /** {@link Attributes#flags}: only the inode's id and type, from an MDT that does not hold it ({@link #remoteStub}). */
+    public static final int FLAG_REMOTE_STUB = 2;
 
     public record DirEntry(String name, long inodeId, FileType type) {}
 
@@ -100,15 +131,27 @@ public final class MetaMessages {
      * {@code xattrName}: the reply also carries that xattr's value, a stat and a getxattr in one
      * (null: none). {@code fileBytesMax} > 0: also the file's Data-on-MDT part (all of a file that
      * short), if it is at most that long and the caller may read it: a small S3 GET in one query,
-     * and a larger one without a query for its first bytes.
+     * and a larger one without a query for its first bytes. {@code startId}: the directory a
+     * relative {@code path} starts from (0: the root, for an absolute path), where a resolution
+     * goes on at another MDT ({@link AttributesReply#unresolved}).
      */
-    public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax) implements Query {
+    public record ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax, long startId)
+            implements Query {
         public ResolvePath(OpHeader header, String path, boolean followLast) {
-            this(header, path, followLast, null, 0);
+            this(header, path, followLast, null, 0, 0);
         }
 
         public ResolvePath(OpHeader header, String path, boolean followLast, String xattrName) {
-            this(header, path, followLast, xattrName, 0);
+            this(header, path, followLast, xattrName, 0, 0);
+        }
+
+        public ResolvePath(OpHeader header, String path, boolean followLast, String xattrName, int fileBytesMax) {
+            this(header, path, followLast, xattrName, fileBytesMax, 0);
+        }
+
+        /** The same resolution, going on from {@code from} with {@code rest} of the path. */
+        public ResolvePath continuedAt(long from, String rest) {
+            return new ResolvePath(header, rest, followLast, xattrName, fileBytesMax, from);
         }
     }
 
@@ -173,7 +216,18 @@ public final class MetaMessages {
 
     public record CreateReply(Attributes attributes, boolean created) {}
 
-    public record Mkdir(OpHeader header, long parentId, String name, int mode) implements Mutation {}
+    /**
+     * {@code mdt}: the MDT that is to hold the new directory (what is made below it follows it);
+     * {@link #WITH_PARENT}: its parent's. A directory on another MDT than its parent's is made by
+     * the parent's MDT with an intent record (design note 93).
+     */
+    public record Mkdir(OpHeader header, long parentId, String name, int mode, int mdt) implements Mutation {
+        public static final int WITH_PARENT = -1;
+
+        public Mkdir(OpHeader header, long parentId, String name, int mode) {
+            this(header, parentId, name, mode, WITH_PARENT);
+        }
+    }
 
     public record Symlink(OpHeader header, long parentId, String name, String target) implements Mutation {}
 
@@ -341,6 +395,14 @@ public final class MetaMessages {
     public record OpenSession(OpHeader header, String clientName) implements Mutation {}
 
     public record SessionReply(long clientId, long leaseMillis) {}
+
+    /** How an MDT's error begins where the caller's session is unknown to it (expired, or never opened there). */
+    public static final String NO_SESSION = "no session ";
+
+    /** Whether {@code e} says the caller's session is unknown to the MDT that answered. */
+    public static boolean noSession(dev.plinth.common.PlinthException e) {
+        return e.code() == dev.plinth.common.ErrorCode.STALE_HANDLE && e.detail() != null && e.detail().startsWith(NO_SESSION);
+    }
 
     public record RenewSession(OpHeader header) implements Mutation {}
 

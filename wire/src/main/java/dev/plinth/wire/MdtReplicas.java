@@ -1,4 +1,4 @@
-package dev.plinth.client;
+package dev.plinth.wire;
 
 import static java.util.Objects.requireNonNull;
 
@@ -6,8 +6,6 @@ import dev.plinth.common.Config;
 import dev.plinth.common.ErrorCode;
 import dev.plinth.common.PlinthException;
 import dev.plinth.common.Settings;
-import dev.plinth.wire.HostPort;
-import dev.plinth.wire.RpcConnections;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
 import dev.plinth.wire.messages.MgmtMessages.MdtInfo;
 import java.time.Duration;
@@ -23,8 +21,9 @@ import java.util.function.Supplier;
  * that one does not lead, cannot be reached or does not answer in time. A request sent again
  * carries the same request id, so a change the old leader logged before it failed is applied
  * once. Before any MDT has registered, the bootstrap address answers (the all-in-one server).
+ * Clients use it, and so do MDTs that ask another MDT (several MDTs, without a bootstrap address).
  */
-final class MdtReplicas {
+public final class MdtReplicas {
     private final RpcConnections connections;
     private final Supplier<ClusterMap> clusterMap;
     private final HostPort bootstrap;
@@ -32,17 +31,18 @@ final class MdtReplicas {
     private final Duration replicaTimeout;
     private final Map<Integer, HostPort> answering = new ConcurrentHashMap<>();
 
-    MdtReplicas(RpcConnections connections, Supplier<ClusterMap> clusterMap, HostPort bootstrap, Config config) {
+    /** {@code bootstrap}: where to send requests for an MDT the map does not list yet (null: none; such a request is UNAVAILABLE). */
+    public MdtReplicas(RpcConnections connections, Supplier<ClusterMap> clusterMap, HostPort bootstrap, Config config) {
         this.connections = requireNonNull(connections, "connections is null");
         this.clusterMap = requireNonNull(clusterMap, "clusterMap is null");
-        this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
+        this.bootstrap = bootstrap;
         this.rpcTimeout = Duration.ofMillis(config.get(Settings.RPC_TIMEOUT_MILLIS));
         this.replicaTimeout = Duration.ofMillis(Math.min(config.get(Settings.RPC_TIMEOUT_MILLIS),
                 config.get(Settings.CLUSTER_MDT_REPLICA_TIMEOUT_MILLIS)));
     }
 
     /** Sends {@code request} to MDT {@code mdt}; throws the last replica's error when none answers. */
-    <R extends Record> R request(int mdt, Record request) {
+    public <R extends Record> R request(int mdt, Record request) {
         List<HostPort> replicas = replicasOf(mdt);
         if (replicas.size() == 1) {
             return connections.get(replicas.get(0)).request(request, rpcTimeout);
@@ -77,10 +77,16 @@ final class MdtReplicas {
     }
 
     /** MDT {@code mdt}'s replicas as the cluster map lists them; the bootstrap address before it registered. */
-    List<HostPort> replicasOf(int mdt) {
+    public List<HostPort> replicasOf(int mdt) {
         ClusterMap map = clusterMap.get();
         MdtInfo info = map == null ? null : map.mdt(mdt);
-        return info == null ? List.of(bootstrap) : info.rpcAddresses().stream().map(HostPort::parse).toList();
+        if (info != null) {
+            return info.rpcAddresses().stream().map(HostPort::parse).toList();
+        }
+        if (bootstrap == null) {
+            throw new PlinthException(ErrorCode.UNAVAILABLE, "MDT " + mdt + " is not in the cluster map");
+        }
+        return List.of(bootstrap);
     }
 
     /** Errors after which another replica may answer. */

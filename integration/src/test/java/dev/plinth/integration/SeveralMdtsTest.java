@@ -1,0 +1,153 @@
+package dev.plinth.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.wire.ClusterSecret;
+import dev.plinth.common.Credentials;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.InodeId;
+import dev.plinth.common.PlinthException;
+import dev.plinth.server.MetaRole;
+import dev.plinth.server.ProcessHost;
+import dev.plinth.wire.HostPort;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
+import dev.plinth.wire.messages.MetaMessages.ReadDirPlusReply;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A cluster with two MDTs (the embedded server's MDT 0 and a second host with MDT 1): directories
+ * placed on MDT 1 with `mkdir --mdt`, paths and listings that cross between the MDTs, files in
+ * them, removal, what is refused across MDTs, and an intent carried forward after MDT 1 was away.
+ */
+class SeveralMdtsTest {
+    @TempDir
+    Path directory;
+
+    @Test
+    void directoriesOnASecondMdt() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("server"));
+             ProcessHost mdt1 = startMdt1(cluster);
+             PlinthClient client = cluster.client()) {
+            awaitMdt1(client);
+
+            Attributes remote = client.mkdir("/remote", 0755, 1);
+            assertThat(InodeId.mdtIndex(remote.inodeId())).isEqualTo(1);
+            assertThat(client.stat("/remote").inodeId()).isEqualTo(remote.inodeId());
+            assertThat(client.lookup(InodeId.ROOT, "remote").uid()).as("the attributes come from MDT 1").isEqualTo(0);
+            assertThat(client.stat("/").linkCount()).as("a subdirectory on another MDT counts in its parent").isEqualTo(3);
+
+            // what is made below it follows it; a file there is written and read through MDT 1
+            Attributes sub = client.mkdir("/remote/sub", 0755);
+            assertThat(InodeId.mdtIndex(sub.inodeId())).isEqualTo(1);
+            byte[] bytes = "on the second MDT".getBytes(StandardCharsets.UTF_8);
+            try (PlinthFile file = client.create("/remote/sub/f", 0644, false, null)) {
+                file.write(0, ByteBuffer.wrap(bytes));
+            }
+            try (PlinthFile file = client.open("/remote/sub/f", false)) {
+                assertThat(InodeId.mdtIndex(file.attributes().inodeId())).isEqualTo(1);
+                ByteBuffer read = ByteBuffer.allocate(bytes.length);
+                file.read(0, read);
+                assertThat(read.array()).isEqualTo(bytes);
+            }
+
+            // back to MDT 0 below a directory of MDT 1, and paths that cross both ways
+            Attributes back = client.mkdir("/remote/back", 0700, 0);
+            assertThat(InodeId.mdtIndex(back.inodeId())).isZero();
+            assertThat(client.stat("/remote/back/../sub").inodeId()).isEqualTo(sub.inodeId());
+            client.symlink("/remote/link", "/remote/back");
+            assertThat(client.stat("/remote/link").inodeId()).as("an absolute symlink on MDT 1 goes back to the root").isEqualTo(back.inodeId());
+
+            ReadDirPlusReply listing = client.readDirPlus(InodeId.ROOT, "", 100);
+            int at = listing.entries().stream().map(e -> e.name()).toList().indexOf("remote");
+            assertThat(listing.attributes().get(at).mode() & 0777).as("a listing gets a remote entry's attributes from its MDT").isEqualTo(0755);
+            assertThat(listing.attributes().get(at).linkCount()).isEqualTo(4);
+
+            // what needs both MDTs at once is refused as across file systems
+            assertThat(code(() -> client.rename("/remote/sub/f", "/f"))).isEqualTo(ErrorCode.CROSS_DEVICE);
+            assertThat(code(() -> client.rename("/remote", "/elsewhere"))).isEqualTo(ErrorCode.CROSS_DEVICE);
+            assertThat(code(() -> client.link("/remote/sub/f", "/g"))).isEqualTo(ErrorCode.CROSS_DEVICE);
+            assertThat(code(() -> client.unlink(InodeId.ROOT, "remote"))).isEqualTo(ErrorCode.IS_A_DIRECTORY);
+            assertThat(code(() -> client.mkdir("/remote", 0755, 1))).isEqualTo(ErrorCode.ALREADY_EXISTS);
+            assertThat(code(() -> client.mkdir("/nowhere", 0755, 7))).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+            try (PlinthClient user = cluster.client(new Credentials(1000, 1000, List.of()))) {
+                assertThat(code(() -> user.mkdir("/mine", 0755, 1))).isEqualTo(ErrorCode.PERMISSION_DENIED);
+                assertThat(code(() -> user.delete("/remote/back"))).isEqualTo(ErrorCode.PERMISSION_DENIED);
+            }
+
+            // removal: refused while not empty, then the name and the inode go together
+            assertThat(code(() -> client.delete("/remote"))).isEqualTo(ErrorCode.DIRECTORY_NOT_EMPTY);
+            client.delete("/remote/back");
+            client.delete("/remote/link");
+            client.delete("/remote/sub/f");
+            client.delete("/remote/sub");
+            client.delete("/remote");
+            assertThat(code(() -> client.stat("/remote"))).isEqualTo(ErrorCode.NOT_FOUND);
+            assertThat(client.stat("/").linkCount()).isEqualTo(2);
+            assertThat(client.checkNamespace(0).findingsTotal()).isZero();
+            assertThat(client.checkNamespace(1).findingsTotal()).isZero();
+        }
+    }
+
+    @Test
+    void aDirectoryAskedForWhileItsMdtIsAwayIsMadeWhenItReturns() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("server"));
+             PlinthClient client = cluster.client()) {
+            ProcessHost mdt1 = startMdt1(cluster);
+            awaitMdt1(client);
+            client.mkdir("/first", 0755, 1);
+            mdt1.close();
+
+            CompletableFuture<Attributes> made = CompletableFuture.supplyAsync(() -> client.mkdir("/later", 0750, 1));
+            Thread.sleep(1000);
+            assertThat(made).isNotDone();
+            // the name is taken, and not there yet
+            assertThat(code(() -> client.stat("/later"))).isEqualTo(ErrorCode.NOT_FOUND);
+            assertThat(code(() -> client.mkdir("/later", 0755))).isEqualTo(ErrorCode.ALREADY_EXISTS);
+            assertThat(client.readDir(InodeId.ROOT, "", 100).entries()).extracting(e -> e.name()).containsExactly("first");
+
+            try (ProcessHost again = startMdt1(cluster)) {
+                Attributes later = made.get(60, TimeUnit.SECONDS);
+                assertThat(InodeId.mdtIndex(later.inodeId())).isEqualTo(1);
+                assertThat(client.stat("/later").mode() & 0777).isEqualTo(0750);
+                assertThat(client.stat("/first").inodeId()).as("MDT 1 kept what it had").isNotZero();
+                assertThat(client.checkNamespace(0).findingsTotal()).isZero();
+                assertThat(client.checkNamespace(1).findingsTotal()).isZero();
+            }
+        }
+    }
+
+    private ProcessHost startMdt1(MiniCluster cluster) {
+        ClusterSecret secret = ClusterSecret.read(cluster.server().secretFile());
+        List<HostPort> mgmt = List.of(cluster.server().rpcAddress());
+        return ProcessHost.run("mdt1", MiniCluster.testConfig(), secret, true, null, Map.of(),
+                host -> MetaRole.add(host, directory.resolve("mdt1"), 1, mgmt));
+    }
+
+    private static void awaitMdt1(PlinthClient client) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (client.refreshClusterMap().mdt(1) == null) {
+            assertThat(System.nanoTime()).as("MDT 1 registers").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    private static ErrorCode code(Runnable action) {
+        try {
+            action.run();
+        } catch (PlinthException e) {
+            return e.code();
+        }
+        throw new AssertionError("no error");
+    }
+}
