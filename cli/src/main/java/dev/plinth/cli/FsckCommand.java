@@ -74,8 +74,10 @@ final class FsckCommand implements Callable<Integer> {
                 chunkFiles += inodes.size();
             }
             Map<Integer, Set<Long>> referenced = new HashMap<>();
+            List<FsckMessages.FsckReport> reports = new ArrayList<>();
             for (MdtInfo mdt : map.mdts()) {
                 FsckMessages.FsckReport report = plinth.checkNamespace(mdt.mdtId());
+                reports.add(report);
                 Map<String, Object> summary = new LinkedHashMap<>();
                 summary.put("mdt", mdt.mdtId());
                 summary.put("inodes", report.inodes());
@@ -105,6 +107,9 @@ final class FsckCommand implements Callable<Integer> {
                         }
                     });
                 }
+            }
+            for (Finding finding : FsckMessages.crossMdtFindings(reports)) {
+                add(findings, counts, finding.kind(), finding.inodeId(), finding.detail(), null);
             }
             for (ChainInfo chain : map.chains()) {
                 Set<Long> orphans = new HashSet<>(onChain.getOrDefault(chain.chainId(), Set.of()));

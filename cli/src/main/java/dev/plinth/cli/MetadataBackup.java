@@ -211,18 +211,21 @@ final class MetadataBackup {
             restoreInto(file, work);
             Path mgmtState = work.resolve("mgmt").resolve("cluster-state.bin");
             lines.add("mgmt: " + dev.plinth.mgmt.MgmtService.describeState(Files.readAllBytes(mgmtState)));
+            List<FsckReport> reports = new ArrayList<>();
             try (var mdts = Files.list(work.resolve("meta"))) {
                 for (Path mdtDirectory : mdts.sorted().toList()) {
                     int mdt = Integer.parseInt(mdtDirectory.getFileName().toString().substring(3));
                     FsckReport report = MetaStateMachine.checkStore(mdtDirectory.resolve("db"), mdt);
                     lines.add("MDT " + mdt + ": " + report.inodes() + " inodes, " + report.entries() + " entries, " + report.findingsTotal() + " findings");
-                    for (var finding : report.findings()) {
-                        lines.add("  " + finding.kind() + " " + dev.plinth.common.InodeId.format(finding.inodeId()) + " " + finding.detail());
-                    }
-                    if (report.findingsTotal() > 0) {
-                        throw new PlinthException(ErrorCode.IO_ERROR, String.join("\n", lines));
-                    }
+                    reports.add(report);
                 }
+            }
+            List<dev.plinth.wire.messages.FsckMessages.Finding> findings = dev.plinth.wire.messages.FsckMessages.findings(reports);
+            for (var finding : findings) {
+                lines.add("  " + finding.kind() + " " + dev.plinth.common.InodeId.format(finding.inodeId()) + " " + finding.detail());
+            }
+            if (!findings.isEmpty() || reports.stream().anyMatch(report -> report.findingsTotal() > 0)) {
+                throw new PlinthException(ErrorCode.IO_ERROR, String.join("\n", lines));
             }
             return lines;
         } finally {

@@ -585,6 +585,15 @@ public final class PlinthClient implements AutoCloseable {
     // ---- fsck (root only; see FsckMessages)
 
     /** MDT {@code mdt}'s check of its namespace against itself. */
+    /** fsck's namespace findings over every MDT in the map: each MDT's own and those across MDTs. */
+    public List<FsckMessages.Finding> namespaceFindings() {
+        List<FsckMessages.FsckReport> reports = new ArrayList<>();
+        for (MgmtMessages.MdtInfo mdt : refreshClusterMap().mdts()) {
+            reports.add(checkNamespace(mdt.mdtId()));
+        }
+        return FsckMessages.findings(reports);
+    }
+
     public FsckMessages.FsckReport checkNamespace(int mdt) {
         return Retry.call(retryMillis, () -> mdts.request(mdt, new FsckMessages.CheckNamespace(header())), this::refreshClusterMapSoon);
     }

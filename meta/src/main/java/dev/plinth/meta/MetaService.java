@@ -316,17 +316,14 @@ public final class MetaService implements AutoCloseable {
     }
 
     /**
-     * Stamps, places and logs a change; returns its response record once applied. A directory
-     * made on, or removed from, another MDT goes through an intent instead (design note 93).
+     * Stamps, places and logs a change; returns its response record once applied. A change that
+     * spans MDTs goes through an intent instead (design note 93).
      */
     public CompletableFuture<Record> mutate(Mutation mutation) {
-        if (mutation instanceof MetaMessages.Mkdir mkdir && remoteEntries.remote(mkdir)
-                || mutation instanceof MetaMessages.Rmdir rmdir && remoteEntries.remote(rmdir)) {
+        CompletableFuture<Record> acrossMdts = remoteEntries.route(mutation);
+        if (acrossMdts != null) {
             PlinthException notLeading = notLeading();
-            if (notLeading != null) {
-                return CompletableFuture.failedFuture(notLeading);
-            }
-            return mutation instanceof MetaMessages.Mkdir mkdir ? remoteEntries.mkdir(mkdir) : remoteEntries.rmdir((MetaMessages.Rmdir) mutation);
+            return notLeading != null ? CompletableFuture.failedFuture(notLeading) : acrossMdts;
         }
         return log(mutation);
     }
@@ -385,6 +382,7 @@ public final class MetaService implements AutoCloseable {
             case MetaMessages.Mkdir ignored -> true;
             case dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteMkdir ignored -> true;
             case dev.plinth.wire.messages.CrossMdtMessages.MakeRemoteDirectory ignored -> true;
+            case dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteLink ignored -> true;
             case MetaMessages.Symlink ignored -> true;
             case MetaMessages.MakeNode ignored -> true;
             case MetaMessages.Link ignored -> true;

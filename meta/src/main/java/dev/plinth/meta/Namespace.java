@@ -461,9 +461,17 @@ public final class Namespace {
         if (entry == null || entry.pending()) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "'" + name + "'");
         }
+        requireUnmarked(parent.inodeId(), name);
         InodeRecord victim = inode(entry.inodeId()); // CROSS_DEVICE where another MDT holds it
         checkSticky(parent, victim);
         return new InodeRecord[] {parent, victim};
+    }
+
+    /** Fails with BUSY while a change between MDTs holds entry {@code name} of {@code parentId} (it goes or moves). */
+    public void requireUnmarked(long parentId, String name) {
+        if (dev.plinth.meta.ops.RemoteEntries.marked(this, parentId, name)) {
+            throw new PlinthException(ErrorCode.BUSY, "'" + name + "' is being changed on another MDT");
+        }
     }
 
     /** Sticky directories (like /tmp) let only the owner of an entry or of the directory remove it. */

@@ -36,6 +36,8 @@ final class NamespaceCheck {
         Map<Long, Long> entries = new HashMap<>();
         Map<Long, Long> directoryParent = new HashMap<>();
         Map<Long, FileType> namedAs = new HashMap<>();
+        Map<Long, Long> remoteNames = new HashMap<>();
+        List<FsckMessages.Awaited> awaited = new ArrayList<>();
         long entryCount = 0;
         byte[] after = null;
         while (true) {
@@ -43,7 +45,12 @@ final class NamespaceCheck {
             for (byte[][] pair : page) {
                 long parentId = MetaKeys.firstId(pair[0]);
                 DentryRecord entry = MetaStore.decode(DentryRecord.class, pair[1]);
-                if (!entry.pending()) { // a name an open intent reserves counts in its parent, and names nothing yet
+                if (entry.pending()) {
+                    continue; // a name an open intent reserves: counted in its parent once the intent commits
+                }
+                if (InodeId.mdtIndex(entry.inodeId()) != mdtId) {
+                    remoteNames.merge(entry.inodeId(), 1L, Long::sum);
+                } else {
                     names.merge(entry.inodeId(), 1, Integer::sum);
                 }
                 entries.merge(parentId, 1L, Long::sum);
@@ -83,8 +90,17 @@ final class NamespaceCheck {
                     if (inode.childCount() != children) {
                         findings.add("child-count", id, "child count " + inode.childCount() + ", " + children + " entries");
                     }
-                    if (id == InodeId.ROOT || InodeId.mdtIndex(inode.parentId()) != mdtId) {
-                        continue; // a directory made on another MDT than its parent's is named there
+                    if (id == InodeId.ROOT) {
+                        continue;
+                    }
+                    if (InodeId.mdtIndex(inode.parentId()) != mdtId) { // named on its parent's MDT
+                        if (named > 0) {
+                            findings.add("link-count", id, "a directory on another MDT than its parent's, named by " + named + " entries here");
+                        } else if (awaited.size() < FsckMessages.CROSS_MDT_MAX) {
+                            awaited.add(new FsckMessages.Awaited(id, 1, new Finding("orphan-inode", id,
+                                    "a directory whose parent " + InodeId.format(inode.parentId()) + " is on MDT " + InodeId.mdtIndex(inode.parentId()))));
+                        }
+                        continue;
                     }
                     if (named == 0) {
                         findings.add("orphan-inode", id, "a directory no entry names");
@@ -94,12 +110,16 @@ final class NamespaceCheck {
                         findings.add("directory-parent", id, "its parent is " + InodeId.format(inode.parentId()) + ", the entry naming it is in "
                                 + InodeId.format(directoryParent.getOrDefault(id, -1L)));
                     }
-                } else if (named == 0) {
-                    if (namespace.getRaw(MetaKeys.id(MetaKeys.ORPHAN, id)) == null) {
-                        findings.add("orphan-inode", id, "a " + inode.type() + " of " + inode.sizeBytes() + " bytes no entry names, and not open");
-                    }
-                } else if (inode.linkCount() != named) {
+                } else if (named == 0 && namespace.getRaw(MetaKeys.id(MetaKeys.ORPHAN, id)) != null) {
+                    continue; // unlinked while open
+                } else if (inode.linkCount() < named) {
                     findings.add("link-count", id, "link count " + inode.linkCount() + ", named by " + named + " entries");
+                } else if (inode.linkCount() > named && awaited.size() < FsckMessages.CROSS_MDT_MAX) {
+                    // the rest of its names may be on other MDTs (a link or rename across them): the tool weighs them
+                    Finding unlessNamed = named == 0
+                            ? new Finding("orphan-inode", id, "a " + inode.type() + " of " + inode.sizeBytes() + " bytes no entry here names, and not open")
+                            : new Finding("link-count", id, "link count " + inode.linkCount() + ", named by " + named + " entries here");
+                    awaited.add(new FsckMessages.Awaited(id, inode.linkCount() - named, unlessNamed));
                 }
             }
             if (page.size() < PAGE) {
@@ -112,7 +132,12 @@ final class NamespaceCheck {
                 findings.add("dangling-entry", missing.getKey(), missing.getValue() + " entries name an inode that does not exist");
             }
         }
-        return new FsckReport(mdtId, inodeCount, entryCount, findings.total, findings.list);
+        List<FsckMessages.NameCount> remote = remoteNames.entrySet().stream().limit(FsckMessages.CROSS_MDT_MAX)
+                .map(e -> new FsckMessages.NameCount(e.getKey(), e.getValue())).toList();
+        if (remote.size() < remoteNames.size() || awaited.size() == FsckMessages.CROSS_MDT_MAX) {
+            findings.add("cross-mdt-unchecked", 0, "more than " + FsckMessages.CROSS_MDT_MAX + " names cross MDTs: the rest were not checked");
+        }
+        return new FsckReport(mdtId, inodeCount, entryCount, findings.total, findings.list, remote, awaited);
     }
 
     /** Files with data on chains (or, with {@code removed}, removed files whose chunks are being freed), a page at a time. */

@@ -55,10 +55,16 @@ final class Operations {
             case MetaMessages.SwapLayout request -> SetLayout.swap(namespace, request);
             case MetaMessages.ReplaceCellChains request -> SetLayout.replaceCellChains(namespace, request);
             case CrossMdtMessages.PrepareRemoteMkdir request -> RemoteEntries.prepareMkdir(namespace, request);
-            case CrossMdtMessages.PrepareRemoteRmdir request -> RemoteEntries.prepareRmdir(namespace, request);
+            case CrossMdtMessages.PrepareRemoteRemoval request -> RemoteEntries.prepareRemoval(namespace, request);
+            case CrossMdtMessages.PrepareRemoteLink request -> RemoteEntries.prepareLink(namespace, request);
+            case CrossMdtMessages.PrepareRemoteRename request -> RemoteEntries.prepareRename(namespace, request);
             case CrossMdtMessages.FinishRemoteIntent request -> RemoteEntries.finish(namespace, request);
             case CrossMdtMessages.MakeRemoteDirectory request -> RemoteEntries.make(namespace, request);
             case CrossMdtMessages.RemoveRemoteDirectory request -> RemoteEntries.remove(namespace, request);
+            case CrossMdtMessages.AdjustRemoteLinks request -> RemoteEntries.adjustLinks(namespace, request);
+            case CrossMdtMessages.EnterRenamed request -> RemoteEntries.enterRenamed(namespace, request);
+            case CrossMdtMessages.SetRemoteParent request -> RemoteEntries.setParent(namespace, request);
+            case CrossMdtMessages.ForgetAppliedIntent request -> RemoteEntries.forgetApplied(namespace, request);
             case MetaMessages.OpenSession request -> Sessions.open(namespace, request, newClientId, leaseMillis);
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);
@@ -110,6 +116,7 @@ final class Operations {
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
             case MetaMessages.ForcedLayouts request -> SetLayout.forced(namespace, FORCED_LAYOUTS_MAX);
             case CrossMdtMessages.ListRemoteIntents request -> RemoteEntries.list(namespace);
+            case CrossMdtMessages.ListAncestors request -> RemoteEntries.ancestors(namespace, request);
         };
     }
 }

@@ -4,25 +4,37 @@ import static java.util.Objects.requireNonNull;
 
 import dev.plinth.common.Credentials;
 import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FileType;
 import dev.plinth.common.InodeId;
+import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.wire.MdtReplicas;
+import dev.plinth.wire.messages.CrossMdtMessages.AdjustRemoteLinks;
+import dev.plinth.wire.messages.CrossMdtMessages.AncestorList;
+import dev.plinth.wire.messages.CrossMdtMessages.EnterRenamed;
 import dev.plinth.wire.messages.CrossMdtMessages.FinishRemoteIntent;
+import dev.plinth.wire.messages.CrossMdtMessages.ForgetAppliedIntent;
 import dev.plinth.wire.messages.CrossMdtMessages.IntentKind;
+import dev.plinth.wire.messages.CrossMdtMessages.ListAncestors;
 import dev.plinth.wire.messages.CrossMdtMessages.ListRemoteIntents;
 import dev.plinth.wire.messages.CrossMdtMessages.MakeRemoteDirectory;
+import dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteLink;
 import dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteMkdir;
-import dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteRmdir;
+import dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteRemoval;
+import dev.plinth.wire.messages.CrossMdtMessages.PrepareRemoteRename;
 import dev.plinth.wire.messages.CrossMdtMessages.RemoteIntent;
 import dev.plinth.wire.messages.CrossMdtMessages.RemoteIntentList;
 import dev.plinth.wire.messages.CrossMdtMessages.RemoveRemoteDirectory;
+import dev.plinth.wire.messages.CrossMdtMessages.SetRemoteParent;
 import dev.plinth.wire.messages.HandshakeMessages;
 import dev.plinth.wire.messages.MetaMessages;
+import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.AttributesReply;
 import dev.plinth.wire.messages.MetaMessages.Mutation;
 import dev.plinth.wire.messages.MetaMessages.OpHeader;
 import dev.plinth.wire.messages.MetaMessages.Query;
 import dev.plinth.wire.messages.MgmtMessages.ClusterMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -73,52 +85,94 @@ final class RemoteEntryCoordinator implements AutoCloseable {
                 Thread.ofPlatform().name("meta-intents-", 0).daemon().factory());
     }
 
-    /** Whether {@code mkdir} asks for a directory on another MDT than this one (its parent's). */
-    boolean remote(MetaMessages.Mkdir mkdir) {
-        return mkdir.mdt() != MetaMessages.Mkdir.WITH_PARENT && mkdir.mdt() != self;
-    }
-
-    /** Whether {@code rmdir}'s name is, as this replica sees it now, a directory another MDT holds. */
-    boolean remote(MetaMessages.Rmdir rmdir) {
+    /**
+     * {@code mutation} made through an intent where it spans MDTs; null where this MDT alone
+     * makes it (as this replica sees the namespace now: a prepare checks again, and answers
+     * CHANGED, after which the change is made here the usual way).
+     */
+    CompletableFuture<Record> route(Mutation mutation) {
+        if (mutation instanceof MetaMessages.Mkdir mkdir) {
+            return mkdir.mdt() == MetaMessages.Mkdir.WITH_PARENT || mkdir.mdt() == self ? null : mkdir(mkdir);
+        }
+        if (mutation instanceof MetaMessages.Link link) {
+            return InodeId.mdtIndex(link.inodeId()) == self ? null
+                    : prepared(new PrepareRemoteLink(link.header(), link.inodeId(), link.parentId(), link.name()), link);
+        }
         ClusterMap map = clusterMap.current();
         if (map == null || map.mdts().size() < 2) {
-            return false; // one MDT: no name here names a directory elsewhere
+            return null; // one MDT: every name here names an inode here
         }
-        try {
-            AttributesReply found = (AttributesReply) readLocal.apply(new MetaMessages.Lookup(rmdir.header(), rmdir.parentId(), rmdir.name()));
-            return found.redirected() && InodeId.mdtIndex(found.attributes().inodeId()) != self;
-        } catch (PlinthException e) {
-            return false; // the usual rmdir answers it
-        }
+        return switch (mutation) {
+            case MetaMessages.Rmdir rmdir when remoteEntry(lookup(rmdir.header(), rmdir.parentId(), rmdir.name())) ->
+                    prepared(new PrepareRemoteRemoval(rmdir.header(), rmdir.parentId(), rmdir.name(), true), rmdir);
+            case MetaMessages.Unlink unlink when remoteEntry(lookup(unlink.header(), unlink.parentId(), unlink.name())) ->
+                    prepared(new PrepareRemoteRemoval(unlink.header(), unlink.parentId(), unlink.name(), false), unlink);
+            case MetaMessages.Rename rename when crossesMdts(rename) -> prepared(new PrepareRemoteRename(rename.header(),
+                    rename.sourceParentId(), rename.sourceName(), rename.targetParentId(), rename.targetName(), rename.noReplace()), rename);
+            default -> null;
+        };
     }
 
-    CompletableFuture<Record> mkdir(MetaMessages.Mkdir request) {
+    private CompletableFuture<Record> mkdir(MetaMessages.Mkdir request) {
+        PrepareRemoteMkdir prepare = new PrepareRemoteMkdir(request.header(), request.parentId(), request.name(), request.mode(), request.mdt());
         ClusterMap map = clusterMap.current();
         if (map == null || map.mdt(request.mdt()) == null) {
             // the map may be a poll behind an MDT that registered a moment ago: asked again (off this thread) before refusing
             return clusterMap.refreshedLater().thenCompose(fresh -> fresh.mdt(request.mdt()) == null
                     ? CompletableFuture.failedFuture(new PlinthException(ErrorCode.INVALID_ARGUMENT, "there is no MDT " + request.mdt()))
-                    : prepareMkdir(request));
+                    : prepared(prepare, request));
         }
-        return prepareMkdir(request);
+        return prepared(prepare, request);
     }
 
-    private CompletableFuture<Record> prepareMkdir(MetaMessages.Mkdir request) {
-        return log.apply(new PrepareRemoteMkdir(request.header(), request.parentId(), request.name(), request.mode(), request.mdt()))
-                .thenCompose(intent -> drive((RemoteIntent) intent));
+    /** Logs {@code prepare} and drives the intent it records; where it answers CHANGED, logs {@code usual} instead. */
+    private CompletableFuture<Record> prepared(Mutation prepare, Mutation usual) {
+        return log.apply(prepare).handle((intent, failure) -> {
+            if (failure == null) {
+                return drive((RemoteIntent) intent);
+            }
+            if (unwrap(failure) instanceof PlinthException e && e.code() == ErrorCode.CHANGED) {
+                return log.apply(usual); // it is this MDT's alone after all
+            }
+            return CompletableFuture.<Record>failedFuture(unwrap(failure));
+        }).thenCompose(next -> next);
     }
 
-    CompletableFuture<Record> rmdir(MetaMessages.Rmdir request) {
-        return log.apply(new PrepareRemoteRmdir(request.header(), request.parentId(), request.name()))
-                .handle((intent, failure) -> {
-                    if (failure == null) {
-                        return drive((RemoteIntent) intent);
-                    }
-                    if (unwrap(failure) instanceof PlinthException e && e.code() == ErrorCode.CHANGED) {
-                        return log.apply(request); // the name is on this MDT after all
-                    }
-                    return CompletableFuture.<Record>failedFuture(unwrap(failure));
-                }).thenCompose(next -> next);
+    /** What a lookup of {@code name} answers here now (null where it fails: the usual change answers that). */
+    private AttributesReply lookup(OpHeader header, long parentId, String name) {
+        try {
+            return (AttributesReply) readLocal.apply(new MetaMessages.Lookup(header, parentId, name));
+        } catch (PlinthException e) {
+            return null;
+        }
+    }
+
+    private boolean remoteEntry(AttributesReply found) {
+        return found != null && found.redirected() && InodeId.mdtIndex(found.attributes().inodeId()) != self;
+    }
+
+    /**
+     * Whether a rename needs other MDTs: its destination is another MDT's, its entry names an
+     * inode another MDT holds, or it moves a directory to a parent whose ancestors reach another
+     * MDT (the check that it does not move into itself must look there).
+     */
+    private boolean crossesMdts(MetaMessages.Rename rename) {
+        if (InodeId.mdtIndex(rename.targetParentId()) != self) {
+            return true;
+        }
+        AttributesReply source = lookup(rename.header(), rename.sourceParentId(), rename.sourceName());
+        if (remoteEntry(source)) {
+            return true;
+        }
+        if (source == null || !source.attributes().isDirectory() || rename.sourceParentId() == rename.targetParentId()) {
+            return false;
+        }
+        try {
+            List<Long> ancestors = ((AncestorList) readLocal.apply(new ListAncestors(INTERNAL, rename.targetParentId()))).inodeIds();
+            return ancestors.getLast() != InodeId.ROOT;
+        } catch (PlinthException e) {
+            return false;
+        }
     }
 
     /** Carries every open intent forward (the leader's housekeeping; at start, those a crash left). */
@@ -174,58 +228,145 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         Record result;
         try {
             result = switch (intent.kind()) {
-                case MKDIR -> askOther(intent.mdt(), new MakeRemoteDirectory(INTERNAL, self, intent.intentId(), intent.parentId(),
-                        intent.mode(), intent.uid(), intent.gid(), intent.layout()));
-                case RMDIR -> askOther(intent.mdt(), new RemoveRemoteDirectory(INTERNAL, intent.inodeId(), intent.requiredOwnerUid()));
+                case MKDIR -> ask(intent.mdt(), new MakeRemoteDirectory(INTERNAL, self, intent.intentId(), intent.parentId(),
+                        intent.mode(), intent.caller().uid(), intent.gid(), intent.layout()));
+                case RMDIR -> ask(intent.mdt(), new RemoveRemoteDirectory(INTERNAL, intent.inodeId(), intent.requiredOwnerUid()));
+                case LINK -> ask(intent.mdt(), new AdjustRemoteLinks(INTERNAL, self, intent.intentId(), intent.inodeId(), 1, -1));
+                case UNLINK -> ask(intent.mdt(), new AdjustRemoteLinks(INTERNAL, self, intent.intentId(), intent.inodeId(), -1,
+                        intent.requiredOwnerUid()));
+                case RENAME -> rename(intent);
             };
         } catch (PlinthException e) {
             if (!transient_(e.code())) {
-                finish(intent, false, 0); // refused for good: the name stays as it was
+                finish(intent, false, 0, null); // refused for good: the names stay as they were
             }
             throw e;
         }
-        long inodeId = result instanceof AttributesReply made ? made.attributes().inodeId() : intent.inodeId();
-        finish(intent, true, inodeId);
-        return intent.kind() == IntentKind.MKDIR ? result : HandshakeMessages.EMPTY;
+        if (result instanceof AttributesReply changed) {
+            finish(intent, true, changed.attributes().inodeId(), changed.attributes().type());
+        } else {
+            finish(intent, true, intent.inodeId(), intent.type());
+        }
+        int applied = switch (intent.kind()) {
+            case MKDIR, LINK, UNLINK -> intent.mdt();
+            case RENAME -> InodeId.mdtIndex(intent.targetParentId());
+            case RMDIR -> -1;
+        };
+        if (applied >= 0) {
+            forget(applied, intent);
+        }
+        return intent.kind() == IntentKind.MKDIR || intent.kind() == IntentKind.LINK ? result : HandshakeMessages.EMPTY;
     }
 
     /**
-     * What a retried request learns of an intent finished before (its reply was lost): what its
-     * name holds now. A directory made answers with its attributes; a removal that went through
-     * answers done.
+     * A rename's parts on other MDTs: the checks that need the moved inode (the sticky rule, write
+     * permission on a directory whose ".." changes, not into itself), its arrival at the
+     * destination, and its new ".." where a third MDT holds it.
      */
-    private Record outcome(RemoteIntent intent) {
-        AttributesReply now;
-        try {
-            now = (AttributesReply) readLocal.apply(new MetaMessages.Lookup(INTERNAL, intent.parentId(), intent.name()));
-        } catch (PlinthException e) {
-            if (e.code() == ErrorCode.NOT_FOUND && intent.kind() == IntentKind.RMDIR) {
-                return HandshakeMessages.EMPTY;
+    private Record rename(RemoteIntent intent) {
+        boolean directory = intent.type() == FileType.DIRECTORY;
+        boolean newParent = intent.parentId() != intent.targetParentId();
+        if (intent.requiredOwnerUid() >= 0 || directory && newParent) {
+            Attributes moved = this.<AttributesReply>ask(intent.mdt(), new MetaMessages.GetAttr(INTERNAL, intent.inodeId())).attributes();
+            if (intent.requiredOwnerUid() >= 0 && moved.uid() != intent.requiredOwnerUid()) {
+                throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "sticky directory");
             }
-            throw new PlinthException(ErrorCode.IO_ERROR, "the " + intent.kind() + " of '" + intent.name() + "' on MDT " + intent.mdt()
-                    + " was abandoned");
+            if (directory && newParent && !Permissions.allowed(intent.caller(), moved.mode(), moved.uid(), moved.gid(), true, Permissions.WRITE)) {
+                throw new PlinthException(ErrorCode.PERMISSION_DENIED, "uid " + intent.caller().uid() + " on the directory moved");
+            }
         }
-        if (intent.kind() == IntentKind.MKDIR && now.redirected() && InodeId.mdtIndex(now.attributes().inodeId()) == intent.mdt()) {
-            return askOther(intent.mdt(), new MetaMessages.GetAttr(INTERNAL, now.attributes().inodeId()));
+        if (directory && newParent) {
+            requireNotInto(intent.inodeId(), intent.targetParentId());
         }
-        throw new PlinthException(intent.kind() == IntentKind.MKDIR ? ErrorCode.ALREADY_EXISTS : ErrorCode.DIRECTORY_NOT_EMPTY,
-                "the " + intent.kind() + " of '" + intent.name() + "' on MDT " + intent.mdt() + " did not go through");
+        int destination = InodeId.mdtIndex(intent.targetParentId());
+        ask(destination, new EnterRenamed(INTERNAL, self, intent.intentId(), intent.caller(), intent.targetParentId(), intent.targetName(),
+                intent.inodeId(), intent.type(), intent.noReplace()));
+        if (directory && newParent && intent.mdt() != destination) {
+            ask(intent.mdt(), new SetRemoteParent(INTERNAL, intent.inodeId(), intent.targetParentId()));
+        }
+        return HandshakeMessages.EMPTY;
     }
 
-    private void finish(RemoteIntent intent, boolean commit, long inodeId) {
+    /** Fails with EINVAL where {@code destinationId} is directory {@code directoryId} or below it, walking up across MDTs. */
+    private void requireNotInto(long directoryId, long destinationId) {
+        long current = destinationId;
+        for (int hops = 0; hops < 4096; hops++) {
+            List<Long> chain = this.<AncestorList>ask(InodeId.mdtIndex(current), new ListAncestors(INTERNAL, current)).inodeIds();
+            if (chain.contains(directoryId)) {
+                throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "cannot move a directory into itself");
+            }
+            long last = chain.getLast();
+            if (last == InodeId.ROOT) {
+                return;
+            }
+            current = last;
+            if (chain.size() == 1) {
+                throw new PlinthException(ErrorCode.INTERNAL, "the parent chain of " + InodeId.format(last) + " is broken");
+            }
+        }
+        throw new PlinthException(ErrorCode.INTERNAL, "directory tree too deep");
+    }
+
+    /**
+     * What a retried request learns of an intent finished before (its reply was lost): what the
+     * names hold now. A directory made or a link added answers with the inode's attributes; a
+     * name that went answers done.
+     */
+    private Record outcome(RemoteIntent intent) {
+        AttributesReply now = lookup(INTERNAL, intent.parentId(), intent.name());
+        switch (intent.kind()) {
+            case MKDIR, LINK -> {
+                if (now != null && now.redirected() && InodeId.mdtIndex(now.attributes().inodeId()) == intent.mdt()) {
+                    return ask(intent.mdt(), new MetaMessages.GetAttr(INTERNAL, now.attributes().inodeId()));
+                }
+            }
+            case RMDIR, UNLINK, RENAME -> {
+                if (now == null || now.attributes().inodeId() != intent.inodeId()) {
+                    return HandshakeMessages.EMPTY;
+                }
+            }
+        }
+        throw new PlinthException(ErrorCode.CHANGED, "the " + intent.kind() + " of '" + intent.name() + "' did not go through; try again");
+    }
+
+    private void finish(RemoteIntent intent, boolean commit, long inodeId, FileType type) {
         try {
-            log.apply(new FinishRemoteIntent(INTERNAL, intent.intentId(), commit, inodeId)).join();
+            log.apply(new FinishRemoteIntent(INTERNAL, intent.intentId(), commit, inodeId, type)).join();
         } catch (CompletionException e) {
             throw unwrap(e);
         }
     }
 
-    /** Asks MDT {@code mdt}, waiting out its unavailability for a while. */
-    private <R extends Record> R askOther(int mdt, Record request) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OTHER_MDT_WAIT_MILLIS);
+    /** Tells MDT {@code mdt} that its record of having applied its part of {@code intent} may go (once; it stays if this fails). */
+    private void forget(int mdt, RemoteIntent intent) {
+        try {
+            ask(mdt, new ForgetAppliedIntent(INTERNAL, self, intent.intentId()), 0);
+        } catch (RuntimeException e) {
+            LOG.debug("MDT {} keeps its record of intent {}: {}", mdt, intent.intentId(), e.toString());
+        }
+    }
+
+    /** Asks MDT {@code mdt} (this one through its own log), waiting out its unavailability for a while. */
+    private <R extends Record> R ask(int mdt, Record request) {
+        return ask(mdt, request, OTHER_MDT_WAIT_MILLIS);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R extends Record> R ask(int mdt, Record request, long waitMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         while (true) {
             try {
-                return otherMdts.request(mdt, request);
+                if (mdt != self) {
+                    return otherMdts.request(mdt, request);
+                }
+                if (request instanceof Query query) {
+                    return (R) readLocal.apply(query);
+                }
+                try {
+                    return (R) log.apply((Mutation) request).join();
+                } catch (CompletionException e) {
+                    throw unwrap(e);
+                }
             } catch (PlinthException e) {
                 if (!transient_(e.code()) || System.nanoTime() > deadline) {
                     throw e;

@@ -69,7 +69,7 @@ class NamespaceCheckTest {
         apply(new MetaMessages.Link(HEADER, fifo, InodeId.ROOT, "fifo-link"));
         apply(new MetaMessages.Symlink(HEADER, InodeId.ROOT, "s", "d/fifo"));
         FsckReport report = check();
-        assertThat(report.findings()).isEmpty();
+        assertThat(dev.plinth.wire.messages.FsckMessages.findings(List.of(report))).isEmpty();
         assertThat(report.inodes()).isEqualTo(5);
         assertThat(report.entries()).isEqualTo(5);
     }
@@ -85,7 +85,7 @@ class NamespaceCheckTest {
             namespace.deleteDentry(dir, "lost");                                   // an inode no entry names (and the directory's count off)
             namespace.delete(dev.plinth.meta.store.MetaKeys.id(dev.plinth.meta.store.MetaKeys.INODE, gone)); // an entry naming nothing
         });
-        List<Finding> findings = check().findings();
+        List<Finding> findings = dev.plinth.wire.messages.FsckMessages.findings(List.of(check()));
         assertThat(findings).extracting(Finding::kind, Finding::inodeId).containsExactlyInAnyOrder(
                 org.assertj.core.groups.Tuple.tuple("link-count", fifo),
                 org.assertj.core.groups.Tuple.tuple("orphan-inode", lost),

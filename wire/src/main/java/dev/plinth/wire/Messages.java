@@ -113,10 +113,17 @@ final class Messages {
         registry.register(168, MetaMessages.ReplaceCellChains.class, MetaMessages.AttributesReply.class);
         registry.register(169, StorageMessages.FileUsage.class, StorageMessages.FileUsageResult.class);
         registry.register(170, CrossMdtMessages.PrepareRemoteMkdir.class, CrossMdtMessages.RemoteIntent.class);
-        registry.register(171, CrossMdtMessages.PrepareRemoteRmdir.class, CrossMdtMessages.RemoteIntent.class);
+        registry.register(171, CrossMdtMessages.PrepareRemoteRemoval.class, CrossMdtMessages.RemoteIntent.class);
         registry.register(172, CrossMdtMessages.FinishRemoteIntent.class, Empty.class);
         registry.register(173, CrossMdtMessages.ListRemoteIntents.class, CrossMdtMessages.RemoteIntentList.class);
         registry.register(174, CrossMdtMessages.MakeRemoteDirectory.class, MetaMessages.AttributesReply.class);
         registry.register(175, CrossMdtMessages.RemoveRemoteDirectory.class, Empty.class);
+        registry.register(176, CrossMdtMessages.PrepareRemoteLink.class, CrossMdtMessages.RemoteIntent.class);
+        registry.register(177, CrossMdtMessages.PrepareRemoteRename.class, CrossMdtMessages.RemoteIntent.class);
+        registry.register(178, CrossMdtMessages.ListAncestors.class, CrossMdtMessages.AncestorList.class);
+        registry.register(179, CrossMdtMessages.AdjustRemoteLinks.class, MetaMessages.AttributesReply.class);
+        registry.register(180, CrossMdtMessages.EnterRenamed.class, Empty.class);
+        registry.register(181, CrossMdtMessages.SetRemoteParent.class, Empty.class);
+        registry.register(182, CrossMdtMessages.ForgetAppliedIntent.class, Empty.class);
     }
 }

@@ -101,6 +101,7 @@ public final class Publish {
         if (existing.type() == dev.plinth.common.FileType.DIRECTORY) { // from the entry: the directory may be on another MDT
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + name + "'");
         }
+        namespace.requireUnmarked(parent.inodeId(), name);
         InodeRecord target = namespace.inode(existing.inodeId());
         if (target.isDirectory()) {
             throw new PlinthException(ErrorCode.IS_A_DIRECTORY, "'" + name + "'");

@@ -30,8 +30,8 @@ public final class Rename {
         InodeRecord targetParent = namespace.directory(request.targetParentId());
         namespace.check(targetParent, Namespace.WRITE | Namespace.EXECUTE);
         DentryRecord targetEntry = namespace.dentry(targetParent.inodeId(), request.targetName());
-        if (targetEntry != null && targetEntry.pending()) {
-            throw new PlinthException(ErrorCode.BUSY, "'" + request.targetName() + "' is being made on another MDT");
+        if (targetEntry != null && (targetEntry.pending() || RemoteEntries.marked(namespace, targetParent.inodeId(), request.targetName()))) {
+            throw new PlinthException(ErrorCode.BUSY, "'" + request.targetName() + "' is being changed on another MDT");
         }
         if (targetEntry != null && targetEntry.inodeId() == sourceEntry.inodeId()) {
             if (request.noReplace()) {

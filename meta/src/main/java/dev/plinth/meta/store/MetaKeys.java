@@ -27,8 +27,7 @@ import java.nio.charset.StandardCharsets;
  *   0xB0 inode                    a layout set with force on that inode (MetaMessages.ForcedLayout), for status
  *   0xC0 intent                   an open cross-MDT intent this MDT coordinates (CrossMdtMessages.RemoteIntent)
  *   0xC1 parent name              the intent open on that remote entry (its id)
- *   0xC2 mdt intent               the directory made here for that MDT's intent (its inode id)
- *   0xC3 inode                    the intent a directory was made here for (MDT and intent id)
+ *   0xC2 mdt intent               this MDT applied its part of that MDT's intent (value: the inode id it made or changed)
  * </pre>
  * A directory entry whose inode id names another MDT is a remote entry; one with inode id 0
  * ({@link DentryRecord#PENDING}) is a name reserved by an open intent to make a directory there.
@@ -54,8 +53,7 @@ public final class MetaKeys {
     public static final byte FORCED_LAYOUT = (byte) 0xB0;
     public static final byte INTENT = (byte) 0xC0;
     public static final byte INTENT_BY_ENTRY = (byte) 0xC1;
-    public static final byte MADE_FOR_INTENT = (byte) 0xC2;
-    public static final byte INTENT_OF_MADE = (byte) 0xC3;
+    public static final byte APPLIED_INTENT = (byte) 0xC2;
 
     private MetaKeys() {}
 

@@ -1,5 +1,7 @@
 package dev.plinth.wire.messages;
 
+import dev.plinth.common.Credentials;
+import dev.plinth.common.FileType;
 import dev.plinth.common.Layout;
 import dev.plinth.wire.messages.MetaMessages.Mutation;
 import dev.plinth.wire.messages.MetaMessages.OpHeader;
@@ -7,43 +9,83 @@ import dev.plinth.wire.messages.MetaMessages.Query;
 import java.util.List;
 
 /**
- * Changes of a name on one MDT whose inode another MDT holds (several MDTs, design note 93): a
- * directory made on another MDT than its parent's, and its removal. The parent's MDT coordinates:
- * it records an intent in its log, asks the other MDT to make or remove the inode (a change that
- * is idempotent per intent), and then commits or abandons the name, recovering open intents when
- * its leader starts. The messages between MDTs are for root only.
+ * Changes of names on one MDT whose inodes another MDT holds, or that move a name from one MDT to
+ * another (several MDTs, design note 93): a directory made on another MDT than its parent's and
+ * its removal, a hard link or unlink of a file held elsewhere, and rename across MDTs. One MDT
+ * coordinates (the one whose name goes or comes): it records an intent in its log after the
+ * usual checks, asks the other MDTs for their parts (each applied once per intent however often
+ * it is asked), and then commits or abandons its own part; its leader carries open intents
+ * forward after a crash. The steps between MDTs are for root only.
  */
 public final class CrossMdtMessages {
     private CrossMdtMessages() {}
 
-    public enum IntentKind { MKDIR, RMDIR }
+    public enum IntentKind { MKDIR, RMDIR, LINK, UNLINK, RENAME }
 
     /**
-     * An open intent on the coordinating MDT. {@code inodeId}: the remote directory (RMDIR; 0 for
-     * a MKDIR until it is made); {@code mode}, {@code uid}, {@code gid}, {@code layout}: the new
-     * directory's (MKDIR); {@code requiredOwnerUid}: the uid the directory must belong to for a
-     * removal from a sticky parent (-1: any).
+     * An open intent on the coordinating MDT, for {@code caller}'s change of {@code name} in
+     * {@code parentId} (this MDT's): {@code inodeId} and {@code type}: the inode the name gives
+     * or takes (0 for a MKDIR until it is made), held by MDT {@code mdt}; for a RENAME, the name's
+     * new place {@code targetParentId} and {@code targetName}, with {@code noReplace}; for a
+     * MKDIR, the new directory's {@code mode}, {@code gid} and {@code layout};
+     * {@code requiredOwnerUid}: the uid the inode must belong to (a sticky parent; -1: any).
      */
-    public record RemoteIntent(long intentId, IntentKind kind, long parentId, String name, int mdt, long inodeId, int mode, int uid,
-                               int gid, Layout layout, int requiredOwnerUid, long createdNanos) {}
+    public record RemoteIntent(long intentId, IntentKind kind, Credentials caller, long parentId, String name, long inodeId, FileType type,
+                               int mdt, long targetParentId, String targetName, boolean noReplace, int mode, int gid, Layout layout,
+                               int requiredOwnerUid, long createdNanos) {}
 
     /** Records the intent to make directory {@code name} in {@code parentId} on MDT {@code mdt}, reserving the name. */
     public record PrepareRemoteMkdir(OpHeader header, long parentId, String name, int mode, int mdt) implements Mutation {}
 
-    /** Records the intent to remove remote directory {@code name} from {@code parentId}, after the usual checks. */
-    public record PrepareRemoteRmdir(OpHeader header, long parentId, String name) implements Mutation {}
+    /** Records the intent to remove {@code name} from {@code parentId}: a directory (RMDIR) or a file's name (UNLINK) another MDT holds. */
+    public record PrepareRemoteRemoval(OpHeader header, long parentId, String name, boolean directory) implements Mutation {}
 
-    /** Ends an intent: {@code commit} its name change (with the made directory's {@code inodeId}), or abandon it. */
-    public record FinishRemoteIntent(OpHeader header, long intentId, boolean commit, long inodeId) implements Mutation {}
+    /** Records the intent to link {@code inodeId} (another MDT's) as {@code name} in {@code parentId}, reserving the name. */
+    public record PrepareRemoteLink(OpHeader header, long inodeId, long parentId, String name) implements Mutation {}
+
+    /** Records the intent to rename across MDTs (or a name whose inode another MDT holds), marking the source entry. */
+    public record PrepareRemoteRename(OpHeader header, long sourceParentId, String sourceName, long targetParentId, String targetName,
+                                      boolean noReplace) implements Mutation {}
+
+    /** Ends an intent: {@code commit} this MDT's part (with the inode made, for a MKDIR; with its type, for a LINK), or abandon it. */
+    public record FinishRemoteIntent(OpHeader header, long intentId, boolean commit, long inodeId, FileType type) implements Mutation {}
 
     public record ListRemoteIntents(OpHeader header) implements Query {}
 
     public record RemoteIntentList(List<RemoteIntent> intents) {}
 
-    /** On the other MDT: makes the directory of intent {@code intentId} of MDT {@code coordinatorMdt}, or returns the one made before. */
+    /**
+     * {@code inodeId} and its ancestors on the MDT asked, from it up: to the root, or to the first
+     * one another MDT holds (listed last), at most a page.
+     */
+    public record ListAncestors(OpHeader header, long inodeId) implements Query {}
+
+    public record AncestorList(List<Long> inodeIds) {}
+
+    // ---- the parts other MDTs apply (once per coordinating MDT and intent)
+
+    /** Makes the directory of the intent, or returns the one made before. */
     public record MakeRemoteDirectory(OpHeader header, int coordinatorMdt, long intentId, long parentId, int mode, int uid, int gid,
                                       Layout layout) implements Mutation {}
 
-    /** On the other MDT: removes empty directory {@code inodeId} (done already if it is gone). */
+    /** Removes empty directory {@code inodeId} (done already if it is gone). */
     public record RemoveRemoteDirectory(OpHeader header, long inodeId, int requiredOwnerUid) implements Mutation {}
+
+    /** Adds ({@code delta} 1) or drops (-1) a link of file {@code inodeId}, whose name another MDT adds or removes. */
+    public record AdjustRemoteLinks(OpHeader header, int coordinatorMdt, long intentId, long inodeId, int delta, int requiredOwnerUid)
+            implements Mutation {}
+
+    /**
+     * A rename's arrival: {@code targetName} in {@code targetParentId} (this MDT's) names
+     * {@code inodeId} of {@code type}, replacing a file or empty directory there unless
+     * {@code noReplace}, with {@code caller}'s permissions checked here.
+     */
+    public record EnterRenamed(OpHeader header, int coordinatorMdt, long intentId, Credentials caller, long targetParentId, String targetName,
+                               long inodeId, FileType type, boolean noReplace) implements Mutation {}
+
+    /** Directory {@code inodeId} now lives in {@code parentId} (its "..", after a rename on other MDTs). */
+    public record SetRemoteParent(OpHeader header, long inodeId, long parentId) implements Mutation {}
+
+    /** The coordinator finished the intent: the record that this MDT applied its part goes. */
+    public record ForgetAppliedIntent(OpHeader header, int coordinatorMdt, long intentId) implements Mutation {}
 }

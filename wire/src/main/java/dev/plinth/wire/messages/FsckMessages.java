@@ -21,7 +21,60 @@ public final class FsckMessages {
      */
     public record Finding(String kind, long inodeId, String detail) {}
 
-    public record FsckReport(int mdtId, long inodes, long entries, long findingsTotal, List<Finding> findings) {}
+    /**
+     * {@code remoteNames}: inodes of other MDTs that entries here name, with how many; {@code
+     * awaited}: inodes here that need names on other MDTs to be right (a file with fewer entries
+     * here than links, a directory whose parent is on another MDT), each with the finding it is
+     * unless those names are there. {@link #crossMdtFindings} weighs one against the other.
+     */
+    public record FsckReport(int mdtId, long inodes, long entries, long findingsTotal, List<Finding> findings, List<NameCount> remoteNames,
+                             List<Awaited> awaited) {}
+
+    public record NameCount(long inodeId, long names) {}
+
+    public record Awaited(long inodeId, long remoteNames, Finding unlessNamed) {}
+
+    /** Cross-MDT names or awaited inodes one report carries at most; past it the check lists no more and says so. */
+    public static final int CROSS_MDT_MAX = 100_000;
+
+    /**
+     * The findings of several MDTs' reports taken together: an inode that awaits names from
+     * other MDTs has them (as many as it lacks here) or is its finding; an inode that other MDTs
+     * name without its MDT awaiting it is named too often or does not exist (a dangling entry).
+     */
+    /** Every finding of {@code reports} (the MDTs of one namespace): each one's own (those it listed), then those across them. */
+    public static List<Finding> findings(List<FsckReport> reports) {
+        List<Finding> all = new java.util.ArrayList<>();
+        reports.forEach(report -> all.addAll(report.findings()));
+        all.addAll(crossMdtFindings(reports));
+        return all;
+    }
+
+    public static List<Finding> crossMdtFindings(List<FsckReport> reports) {
+        java.util.Map<Long, Long> named = new java.util.HashMap<>();
+        for (FsckReport report : reports) {
+            for (NameCount count : report.remoteNames()) {
+                named.merge(count.inodeId(), count.names(), Long::sum);
+            }
+        }
+        List<Finding> findings = new java.util.ArrayList<>();
+        for (FsckReport report : reports) {
+            for (Awaited awaited : report.awaited()) {
+                long got = named.getOrDefault(awaited.inodeId(), 0L);
+                named.remove(awaited.inodeId());
+                if (got != awaited.remoteNames()) {
+                    Finding finding = awaited.unlessNamed();
+                    findings.add(new Finding(finding.kind(), finding.inodeId(), finding.detail() + "; named by " + got + " entries on other MDTs, "
+                            + awaited.remoteNames() + " expected"));
+                }
+            }
+        }
+        for (java.util.Map.Entry<Long, Long> left : named.entrySet()) {
+            findings.add(new Finding("dangling-entry", left.getKey(), left.getValue()
+                    + " entries on other MDTs name it, and its MDT does not hold it or expects no names there"));
+        }
+        return findings;
+    }
 
     /**
      * The MDT's files with data on chains, in inode order after {@code afterInodeId}, at most

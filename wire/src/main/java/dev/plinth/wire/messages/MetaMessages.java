@@ -25,15 +25,16 @@ public final class MetaMessages {
             SetLock, Publish, WriteInline, PutWhole, MakeNode, HsmMessages.SetHsmFlags, HsmMessages.RequestAction,
             HsmMessages.TakeActions, HsmMessages.ReportProgress, HsmMessages.FinishAction, TouchAtimes,
             HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange, ReplaceCellChains, CrossMdtMessages.PrepareRemoteMkdir,
-            CrossMdtMessages.PrepareRemoteRmdir, CrossMdtMessages.FinishRemoteIntent, CrossMdtMessages.MakeRemoteDirectory,
-            CrossMdtMessages.RemoveRemoteDirectory {
+            CrossMdtMessages.PrepareRemoteRemoval, CrossMdtMessages.PrepareRemoteLink, CrossMdtMessages.PrepareRemoteRename,
+            CrossMdtMessages.FinishRemoteIntent, CrossMdtMessages.MakeRemoteDirectory, CrossMdtMessages.RemoveRemoteDirectory,
+            CrossMdtMessages.AdjustRemoteLinks, CrossMdtMessages.EnterRenamed, CrossMdtMessages.SetRemoteParent, CrossMdtMessages.ForgetAppliedIntent {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
             GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies, ForcedLayouts,
-            CrossMdtMessages.ListRemoteIntents {
+            CrossMdtMessages.ListRemoteIntents, CrossMdtMessages.ListAncestors {
         OpHeader header();
     }
 
