@@ -359,11 +359,13 @@ final class HsmCommand {
         public Integer call() {
             List<Map<String, Object>> rows = new ArrayList<>();
             try (PlinthClient plinth = client.connect()) {
+                for (int mdt : plinth.hsm().mdts()) {
                 long after = 0;
                 for (int page = 0; page < 1000; page++) { // the queue is bounded; so is this listing
-                    ActionList list = plinth.hsm().actions(after, 1000);
+                    ActionList list = plinth.hsm().actions(mdt, after, 1000);
                     for (Action action : list.actions()) {
                         Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("mdt", mdt);
                         row.put("action_id", action.actionId());
                         row.put("inode", InodeId.format(action.inodeId()));
                         row.put("kind", kindName(action.kind()));
@@ -378,6 +380,7 @@ final class HsmCommand {
                     if (!list.more()) {
                         break;
                     }
+                }
                 }
             }
             if (json) {

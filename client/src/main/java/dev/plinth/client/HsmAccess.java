@@ -42,32 +42,70 @@ public final class HsmAccess {
         return client.meta(new HsmMessages.RequestAction(client.header(), inodeId, kind, archiveId));
     }
 
-    /** Queued and running actions, in the order movers take them. */
+    /**
+     * Each MDT keeps the queue of its own files' actions (action ids are per MDT) and the list of
+     * its removed files' copies: movers and listings ask every MDT in the cluster map.
+     */
+    public java.util.List<Integer> mdts() {
+        long now = System.nanoTime();
+        if (now - mdtsCheckedNanos > MDTS_CHECK_NANOS) { // a long-running mover learns of MDTs added since it started
+            mdtsCheckedNanos = now;
+            try {
+                client.refreshClusterMap();
+            } catch (PlinthException e) {
+                // the map it has
+            }
+        }
+        java.util.TreeSet<Integer> mdts = new java.util.TreeSet<>(java.util.List.of(0)); // MDT 0 answers before it registered, too
+        client.clusterMap().mdts().forEach(mdt -> mdts.add(mdt.mdtId()));
+        return java.util.List.copyOf(mdts);
+    }
+
+    private static final long MDTS_CHECK_NANOS = 5_000_000_000L;
+    private volatile long mdtsCheckedNanos = System.nanoTime();
+
+    /** MDT 0's queued and running actions, in the order movers take them. */
     public ActionList actions(long afterActionId, int limit) {
-        return client.meta(new HsmMessages.ListActions(client.header(), afterActionId, limit));
+        return actions(0, afterActionId, limit);
+    }
+
+    /** MDT {@code mdt}'s queued and running actions, in the order movers take them. */
+    public ActionList actions(int mdt, long afterActionId, int limit) {
+        return client.metaOn(mdt, new HsmMessages.ListActions(client.header(), afterActionId, limit));
     }
 
     // ---- for movers (root)
 
     public ActionList take(long leaseMillis, int max) {
-        return client.meta(new HsmMessages.TakeActions(client.header(), leaseMillis, max));
+        return take(0, leaseMillis, max);
     }
 
-    public Action progress(long actionId, long doneBytes, long totalBytes, long leaseMillis) {
-        return client.meta(new HsmMessages.ReportProgress(client.header(), actionId, doneBytes, totalBytes, leaseMillis));
+    public ActionList take(int mdt, long leaseMillis, int max) {
+        return client.metaOn(mdt, new HsmMessages.TakeActions(client.header(), leaseMillis, max));
     }
 
-    public HsmState finish(long actionId, int result, String error, long readSizeBytes, long readMtimeNanos, ArchivedCopy copy) {
-        return client.meta(new HsmMessages.FinishAction(client.header(), actionId, result, error, readSizeBytes, readMtimeNanos, copy));
+    /** Reports an action's progress to the MDT that queued it (its file's). */
+    public Action progress(Action action, long doneBytes, long totalBytes, long leaseMillis) {
+        return client.metaOn(InodeId.mdtIndex(action.inodeId()),
+                new HsmMessages.ReportProgress(client.header(), action.actionId(), doneBytes, totalBytes, leaseMillis));
     }
 
-    /** Archived copies of removed files, a page at a time. */
+    public HsmState finish(Action action, int result, String error, long readSizeBytes, long readMtimeNanos, ArchivedCopy copy) {
+        return client.metaOn(InodeId.mdtIndex(action.inodeId()),
+                new HsmMessages.FinishAction(client.header(), action.actionId(), result, error, readSizeBytes, readMtimeNanos, copy));
+    }
+
+    /** MDT 0's archived copies of removed files, a page at a time. */
     public HsmMessages.RemovedCopies removedCopies(long afterInodeId, int limit) {
-        return client.meta(new HsmMessages.ListRemovedCopies(client.header(), afterInodeId, limit));
+        return removedCopies(0, afterInodeId, limit);
     }
 
-    public void forgetRemovedCopies(java.util.List<Long> inodeIds) {
-        client.meta(new HsmMessages.ForgetRemovedCopies(client.header(), inodeIds));
+    public HsmMessages.RemovedCopies removedCopies(int mdt, long afterInodeId, int limit) {
+        return client.metaOn(mdt, new HsmMessages.ListRemovedCopies(client.header(), afterInodeId, limit));
+    }
+
+    public void forgetRemovedCopies(int mdt, java.util.List<Long> inodeIds) {
+        client.metaOn(mdt, new HsmMessages.ForgetRemovedCopies(client.header(), inodeIds));
     }
 
     // ---- transparent restore

@@ -56,7 +56,7 @@ final class MetaRouter {
             case HsmMessages.GetHsmState r -> r.inodeId();
             case HsmMessages.SetHsmFlags r -> r.inodeId();
             case HsmMessages.RequestAction r -> r.inodeId();
-            // paths (from the root), sessions, statfs, purges, and (until the mover asks every MDT) the HSM queue: MDT 0
+            // paths from the root, sessions, statfs, purges: MDT 0; the HSM queues are asked of each MDT by name (HsmAccess)
             default -> InodeId.ROOT;
         };
     }

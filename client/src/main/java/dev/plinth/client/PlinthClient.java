@@ -389,6 +389,12 @@ public final class PlinthClient implements AutoCloseable {
         return followRemote(request, onMdt(MetaRouter.mdtOf(request), request));
     }
 
+    /** {@link #meta} for a request that does not name the MDT it is for (a per-MDT queue or list): to MDT {@code mdt}. */
+    <R extends Record> R metaOn(int mdt, Record request) {
+        jobStats.metadata(currentJob());
+        return onMdt(mdt, request);
+    }
+
     /** Sends {@code request} to MDT {@code mdt}, retrying as {@link #meta} does. */
     private <R extends Record> R onMdt(int mdt, Record request) {
         return Retry.call(retryMillis, () -> {
@@ -653,8 +659,25 @@ public final class PlinthClient implements AutoCloseable {
         mgmt().request(new MgmtMessages.DeleteAccessKey(accessKeyId));
     }
 
+    /**
+     * Capacity and inodes as statfs(2) reports them: bytes as MDT 0 counts them over the targets
+     * (and its Data-on-MDT bytes), inodes summed over every MDT that answers.
+     */
     public StatFsReply statFs() {
-        return meta(new MetaMessages.StatFs(header()));
+        StatFsReply first = meta(new MetaMessages.StatFs(header()));
+        long inodes = first.inodes();
+        for (MgmtMessages.MdtInfo mdt : clusterMap.mdts()) {
+            if (mdt.mdtId() == 0) {
+                continue;
+            }
+            try {
+                StatFsReply other = mdts.request(mdt.mdtId(), new MetaMessages.StatFs(header())); // once: statfs does not wait for an MDT
+                inodes += other.inodes();
+            } catch (PlinthException e) {
+                LOG.debug("MDT {} left out of statfs: {}", mdt.mdtId(), e.getMessage());
+            }
+        }
+        return new StatFsReply(first.capacityBytes(), first.freeBytes(), inodes, first.blockSizeBytes());
     }
 
     /** One replica of an MDT as it answered just now: "leads" (with its inode count), "follows" or "unreachable". */

@@ -114,11 +114,13 @@ public final class HsmMover implements AutoCloseable {
         reportedAtMillis = now;
         int waiting = 0;
         int active = 0;
-        for (Action action : client.hsm().actions(0, 1000).actions()) {
-            if (action.status() == RUNNING) {
-                active++;
-            } else {
-                waiting++;
+        for (int mdt : client.hsm().mdts()) {
+            for (Action action : client.hsm().actions(mdt, 0, 1000).actions()) {
+                if (action.status() == RUNNING) {
+                    active++;
+                } else {
+                    waiting++;
+                }
             }
         }
         List<dev.plinth.wire.messages.MgmtMessages.HsmFailure> latest;
@@ -142,26 +144,13 @@ public final class HsmMover implements AutoCloseable {
                 LOG.warn("HSM: deleting removed files' copies failed, will retry: {}", e.toString());
             }
             try {
-                if (slots.availablePermits() > 0 && anythingToTake()) {
-                    int free = slots.availablePermits();
-                    ActionList taken = client.hsm().take(leaseMillis, free);
-                    for (Action action : taken.actions()) {
-                        slots.acquireUninterruptibly();
-                        running.add(action.actionId());
-                        workers.execute(() -> {
-                            try {
-                                run(action);
-                            } finally {
-                                running.remove(action.actionId());
-                                slots.release();
-                                actionsDone.incrementAndGet();
-                            }
-                        });
-                    }
-                    if (!taken.actions().isEmpty()) {
-                        pause = 5;
-                        continue;
-                    }
+                boolean took = false;
+                for (int mdt : client.hsm().mdts()) {
+                    took |= takeFrom(mdt);
+                }
+                if (took) {
+                    pause = 5;
+                    continue;
                 }
             } catch (RuntimeException e) {
                 if (!closed) {
@@ -178,6 +167,28 @@ public final class HsmMover implements AutoCloseable {
         }
     }
 
+    /** Takes what MDT {@code mdt} has queued, as far as this mover has free slots; whether it took any. */
+    private boolean takeFrom(int mdt) {
+        if (slots.availablePermits() == 0 || !anythingToTake(mdt)) {
+            return false;
+        }
+        ActionList taken = client.hsm().take(mdt, leaseMillis, slots.availablePermits());
+        for (Action action : taken.actions()) {
+            slots.acquireUninterruptibly();
+            running.add(action.inodeId()); // one action per file at a time; inode ids, unlike action ids, are unique across MDTs
+            workers.execute(() -> {
+                try {
+                    run(action);
+                } finally {
+                    running.remove(action.inodeId());
+                    slots.release();
+                    actionsDone.incrementAndGet();
+                }
+            });
+        }
+        return !taken.actions().isEmpty();
+    }
+
     /**
      * Deletes the archived copies of files removed more than hsm.removed-copy-grace-millis ago
      * (with 0, keeps them and only drops the MDT's list of them), at most once every few seconds
@@ -189,9 +200,15 @@ public final class HsmMover implements AutoCloseable {
             return;
         }
         sweptAtMillis = now;
+        for (int mdt : client.hsm().mdts()) {
+            sweepRemovedCopies(mdt, now);
+        }
+    }
+
+    private void sweepRemovedCopies(int mdt, long now) {
         long after = 0;
         for (int page = 0; page < 10; page++) {
-            RemovedCopies copies = client.hsm().removedCopies(after, 256);
+            RemovedCopies copies = client.hsm().removedCopies(mdt, after, 256);
             List<Long> done = new java.util.ArrayList<>();
             for (RemovedCopy removed : copies.copies()) {
                 after = removed.inodeId();
@@ -207,7 +224,7 @@ public final class HsmMover implements AutoCloseable {
                 }
             }
             if (!done.isEmpty()) {
-                client.hsm().forgetRemovedCopies(done);
+                client.hsm().forgetRemovedCopies(mdt, done);
             }
             if (!copies.more()) {
                 break;
@@ -216,10 +233,10 @@ public final class HsmMover implements AutoCloseable {
     }
 
     /** A read first: taking is a logged change, not to be made every poll of an idle queue. */
-    private boolean anythingToTake() {
+    private boolean anythingToTake(int mdt) {
         long now = System.currentTimeMillis() * 1_000_000;
-        for (Action action : client.hsm().actions(0, 64).actions()) {
-            if (!running.contains(action.actionId()) && (action.status() == WAITING || action.leaseUntilNanos() < now)) {
+        for (Action action : client.hsm().actions(mdt, 0, 64).actions()) {
+            if (!running.contains(action.inodeId()) && (action.status() == WAITING || action.leaseUntilNanos() < now)) {
                 return true;
             }
         }
@@ -261,7 +278,7 @@ public final class HsmMover implements AutoCloseable {
                 put.partBytes(), put.partCrcs(), System.currentTimeMillis() * 1_000_000);
         HsmState state;
         try {
-            state = client.hsm().finish(action.actionId(), SUCCEEDED, null, attributes.sizeBytes(), attributes.mtimeNanos(), copy);
+            state = client.hsm().finish(action, SUCCEEDED, null, attributes.sizeBytes(), attributes.mtimeNanos(), copy);
             count(action, SUCCEEDED, null);
             bytesCounted.labelValues("archive").inc(put.stored().sizeBytes());
         } catch (PlinthException e) {
@@ -374,7 +391,7 @@ public final class HsmMover implements AutoCloseable {
     private void finish(Action action, int result, String error, long size, long mtime, ArchivedCopy copy) {
         count(action, result, error);
         try {
-            client.hsm().finish(action.actionId(), result, error, size, mtime, copy);
+            client.hsm().finish(action, result, error, size, mtime, copy);
         } catch (PlinthException e) {
             if (e.code() != ErrorCode.NOT_FOUND) {
                 LOG.warn("reporting the end of HSM action {} failed: {}", action.actionId(), e.toString());
@@ -445,7 +462,7 @@ public final class HsmMover implements AutoCloseable {
                 }
                 beforeReport.run();
                 try {
-                    client.hsm().progress(action.actionId(), total, totalBytes, leaseMillis);
+                    client.hsm().progress(action, total, totalBytes, leaseMillis);
                 } catch (PlinthException e) {
                     if (e.code() == ErrorCode.NOT_FOUND) {
                         throw new ActionLost();

@@ -13,6 +13,7 @@ import dev.plinth.common.PlinthException;
 import dev.plinth.server.MetaRole;
 import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.HostPort;
+import dev.plinth.wire.messages.HsmMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.ReadDirPlusReply;
 import java.nio.ByteBuffer;
@@ -143,6 +144,44 @@ class SeveralMdtsTest {
                 assertThat(client.namespaceFindings()).isEmpty();
             }
         }
+    }
+
+    @Test
+    void filesOnASecondMdtAreArchivedReleasedAndRestored() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("server"));
+             ProcessHost mdt1 = startMdt1(cluster);
+             PlinthClient client = cluster.client()) {
+            awaitMdt1(client);
+            client.mkdir("/cold", 0755, 1);
+            byte[] bytes = new byte[3 << 20];
+            new java.util.Random(7).nextBytes(bytes);
+            try (PlinthFile file = client.create("/cold/data", 0644, false, null)) {
+                file.write(0, ByteBuffer.wrap(bytes));
+            }
+            long inode = client.stat("/cold/data").inodeId();
+            assertThat(InodeId.mdtIndex(inode)).isEqualTo(1);
+            client.hsm().request(inode, HsmMessages.ARCHIVE, 1);
+            assertThat(settled(client, inode).states()).as("the mover takes MDT 1's queue too")
+                    .isEqualTo(HsmMessages.EXISTS | HsmMessages.ARCHIVED);
+            client.hsm().request(inode, HsmMessages.RELEASE, 0);
+            try (PlinthFile file = client.open("/cold/data", false)) {
+                ByteBuffer read = ByteBuffer.allocate(bytes.length);
+                file.read(0, read);
+                assertThat(read.array()).as("restored through MDT 1's queue").isEqualTo(bytes);
+            }
+            assertThat(settled(client, inode).states() & HsmMessages.RELEASED).isZero();
+        }
+    }
+
+    private static HsmMessages.HsmState settled(PlinthClient client, long inode) throws InterruptedException {
+        for (int i = 0; i < 1500; i++) {
+            HsmMessages.HsmState state = client.hsm().state(inode);
+            if (state.action() == null) {
+                return state;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("the HSM action did not end: " + client.hsm().state(inode));
     }
 
     private ProcessHost startMdt1(MiniCluster cluster) {
