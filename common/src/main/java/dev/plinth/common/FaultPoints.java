@@ -16,7 +16,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * this long after each part it archived or restored, so a test can kill it mid-copy);
  * {@code checkpoint.block-delay-millis} (the checkpoint agent waits this long after each block it
  * uploads, so a test can kill it mid-upload); {@code s3.slot-finish-wait-millis} (how long completing a
- * multipart upload waits for a claimed part slot to finish before it copies instead: 30 s).
+ * multipart upload waits for a claimed part slot to finish before it copies instead: 30 s);
+ * {@code meta.intent-step-delay-millis} (an MDT coordinating a change across MDTs waits this long
+ * before each step of an intent, so a test can kill a process while intents are open).
  *
  * <p>Faults of the disk and the network: {@code storage.fsync-fail=N} (the next N fsyncs of a
  * target's chunks fail with EIO); {@code storage.short-write=N} (the next N chunk writes reach
@@ -33,6 +35,7 @@ public final class FaultPoints {
     public static final String HSM_PART_DELAY_MILLIS = "hsm.part-delay-millis";
     public static final String CHECKPOINT_BLOCK_DELAY_MILLIS = "checkpoint.block-delay-millis";
     public static final String S3_SLOT_FINISH_WAIT_MILLIS = "s3.slot-finish-wait-millis";
+    public static final String META_INTENT_STEP_DELAY_MILLIS = "meta.intent-step-delay-millis";
     public static final String STORAGE_FSYNC_FAIL = "storage.fsync-fail";
     public static final String STORAGE_SHORT_WRITE = "storage.short-write";
     public static final String STORAGE_DISK_DELAY_MILLIS = "storage.disk-delay-millis";

@@ -30,6 +30,8 @@ final class ProcessCluster implements AutoCloseable {
     private final Path directory;
     private final List<String> settings;
     private final List<MetaProcess> metas = new ArrayList<>();
+    /** MDTs other than 0 ({@link #addMdt}). */
+    private final List<MetaProcess> otherMdts = new ArrayList<>();
     private GatewayProcess gateway;
     private final List<StorageNodeProcess> storage = new ArrayList<>();
     private final List<MgmtReplica> mgmt = new ArrayList<>();
@@ -293,10 +295,12 @@ final class ProcessCluster implements AutoCloseable {
         }
     }
 
-    /** The metadata service (MDT 0): its data directory and RPC address, which a restart keeps. */
+    /** A metadata service replica (of MDT 0 unless {@link #mdt} says otherwise): its data directory and RPC address, which a restart keeps. */
     final class MetaProcess extends Member {
         final int index;
         final Path data;
+        /** The MDT it serves. */
+        int mdt;
         /** Its Raft address where MDT 0 has several replicas; null for a single one. */
         final HostPort raft;
         HostPort rpc;
@@ -312,14 +316,14 @@ final class ProcessCluster implements AutoCloseable {
         @Override
         void start() throws IOException, InterruptedException {
             List<String> arguments = new ArrayList<>(List.of("meta", "--data", data.toString(), "--mgmt", mgmtAddresses(),
-                    "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString()));
+                    "--secret-file", secretFile.toString(), "--listen", rpc == null ? host + ":0" : rpc.toString(), "--mdt", Integer.toString(mdt)));
             if (join) {
                 arguments.addAll(List.of("--raft", raft.toString(), "--join"));
             } else if (raft != null) {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
                         String.join(",", metas.stream().filter(replica -> !replica.join).map(replica -> replica.raft.toString()).toList())));
             }
-            Launched launched = launch(raft == null ? "meta" : "meta-" + index, ownNamespace, data.resolve("endpoints.json"), host, jvmOptions(),
+            Launched launched = launch((raft == null ? "meta" : "meta-" + index) + (mdt == 0 ? "" : "-mdt" + mdt), ownNamespace, data.resolve("endpoints.json"), host, jvmOptions(),
                     arguments.toArray(String[]::new));
             process = launched.process();
             rpc = launched.rpc();
@@ -396,6 +400,26 @@ final class ProcessCluster implements AutoCloseable {
         String endpoint() {
             return "http://" + s3;
         }
+    }
+
+    /** Starts MDT {@code mdt} as one more `plinth meta` (a single replica) and waits until the cluster map lists it. */
+    MetaProcess addMdt(int mdt) throws IOException, InterruptedException {
+        return addMdt(mdt, null);
+    }
+
+    /** As above, started with fault points {@code faults} (null: none). */
+    MetaProcess addMdt(int mdt, String faults) throws IOException, InterruptedException {
+        MetaProcess meta = new MetaProcess(0, directory.resolve("meta-mdt" + mdt), null);
+        meta.mdt = mdt;
+        meta.faults = faults;
+        meta.host = network == null ? "127.0.0.1" : network.addAddress();
+        meta.rpc = new HostPort(meta.host, freePort());
+        meta.start();
+        otherMdts.add(meta);
+        try (PlinthClient client = client(MiniCluster.testConfig())) {
+            awaitMap(client, map -> map.mdt(mdt) != null, 30_000);
+        }
+        return meta;
     }
 
     /** MDT 0's first (or only) replica. */
@@ -692,6 +716,7 @@ final class ProcessCluster implements AutoCloseable {
             }
         }
         List<Member> others = new ArrayList<>(metas);
+        others.addAll(otherMdts);
         others.add(gateway);
         for (Member member : others) {
             if (member != null && member.process != null) {

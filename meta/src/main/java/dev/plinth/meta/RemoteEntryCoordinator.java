@@ -71,6 +71,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     private final ClusterMapSource clusterMap;
     private final ThreadPoolExecutor executor;
     private final Map<Long, CompletableFuture<Record>> inFlight = new ConcurrentHashMap<>();
+    private final long startedEpochNanos = System.currentTimeMillis() * 1_000_000;
 
     RemoteEntryCoordinator(int self, Function<Mutation, CompletableFuture<Record>> log, Function<Query, Record> readLocal,
                            java.util.function.LongPredicate intentOpen, MdtReplicas otherMdts, ClusterMapSource clusterMap) {
@@ -186,8 +187,6 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         }
         for (RemoteIntent intent : open.intents()) {
             if (!inFlight.containsKey(intent.intentId())) {
-                LOG.info("MDT {}: carrying on open intent {} ({} of '{}' in {}, MDT {})", self, intent.intentId(), intent.kind(),
-                        intent.name(), InodeId.format(intent.parentId()), intent.mdt());
                 drive(intent).whenComplete((result, failure) -> {
                     if (failure != null) {
                         LOG.warn("MDT {}: intent {} still open: {}", self, intent.intentId(), unwrap(failure).toString());
@@ -203,6 +202,10 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         CompletableFuture<Record> running = inFlight.putIfAbsent(intent.intentId(), created);
         if (running != null) {
             return running;
+        }
+        if (intent.createdNanos() < startedEpochNanos) { // by recovery, or by the client's retry of the request
+            LOG.info("MDT {}: carrying on intent {} ({} of '{}' in {}, MDT {}), prepared before this process started", self,
+                    intent.intentId(), intent.kind(), intent.name(), InodeId.format(intent.parentId()), intent.mdt());
         }
         try {
             executor.execute(() -> {
@@ -330,6 +333,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     }
 
     private void finish(RemoteIntent intent, boolean commit, long inodeId, FileType type) {
+        dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.META_INTENT_STEP_DELAY_MILLIS);
         try {
             log.apply(new FinishRemoteIntent(INTERNAL, intent.intentId(), commit, inodeId, type)).join();
         } catch (CompletionException e) {
@@ -353,6 +357,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
 
     @SuppressWarnings("unchecked")
     private <R extends Record> R ask(int mdt, Record request, long waitMillis) {
+        dev.plinth.common.FaultPoints.delay(dev.plinth.common.FaultPoints.META_INTENT_STEP_DELAY_MILLIS);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         while (true) {
             try {

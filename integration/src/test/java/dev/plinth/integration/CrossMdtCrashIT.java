@@ -1,0 +1,237 @@
+package dev.plinth.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.plinth.client.PlinthClient;
+import dev.plinth.client.PlinthFile;
+import dev.plinth.common.Config;
+import dev.plinth.common.ErrorCode;
+import dev.plinth.common.FaultPoints;
+import dev.plinth.common.PlinthException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Names that cross MDTs under crashes: two workers create files on MDT 0 and MDT 1, rename them
+ * back and forth between the MDTs, hard-link them across and unlink the links, and make and
+ * remove directories on the other MDT, while the nemesis kills (SIGKILL) one MDT process or the
+ * other and restarts it. Afterwards every file a worker knows of is in exactly one place (where
+ * the last acknowledged change put it, or either place where the last change's outcome was not
+ * learned), its bytes are intact, and fsck finds nothing across the two MDTs.
+ */
+class CrossMdtCrashIT {
+    private static final List<String> DIRECTORIES = List.of("/zero", "/one");
+    private static final int OPERATIONS_MAX = 3000;
+
+    @TempDir
+    Path directory;
+
+    /** Where a worker's file is: a directory index, or -1 where its last change was not acknowledged either way. */
+    private final Map<String, Integer> locations = new ConcurrentHashMap<>();
+    private final AtomicLong acknowledged = new AtomicLong();
+    private final AtomicLong unknownOutcomes = new AtomicLong();
+
+    @Test
+    void namesAcrossMdtsSurviveKilledMdts() throws Exception {
+        long seed = Long.getLong("plinth.seed", System.nanoTime());
+        try (ProcessCluster cluster = ProcessCluster.start(directory, 1, List.of())) {
+            // each step of an intent waits a little, so that kills land while intents are open
+            cluster.meta().faults = FaultPoints.META_INTENT_STEP_DELAY_MILLIS + "=30";
+            cluster.meta().kill();
+            cluster.meta().start();
+            ProcessCluster.MetaProcess mdt1 = cluster.addMdt(1, FaultPoints.META_INTENT_STEP_DELAY_MILLIS + "=30");
+            Config config = MiniCluster.testConfig().with("client.retry-timeout-millis", "60000");
+            try (PlinthClient client = cluster.client(config)) {
+                client.mkdir("/zero", 0755);
+                client.mkdir("/one", 0755, 1);
+            }
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> workers = new ArrayList<>();
+            List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                int worker = w;
+                workers.add(Thread.ofPlatform().start(() -> {
+                    try (PlinthClient client = cluster.client(config)) {
+                        work(client, worker, new Random(seed + worker), stop);
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            List<String> faults = new ArrayList<>();
+            long longestStall = 0;
+            List<ProcessCluster.MetaProcess> mdts = List.of(mdt1, cluster.meta());
+            for (int round = 0; round < 4; round++) {
+                Thread.sleep(2500);
+                ProcessCluster.MetaProcess victim = mdts.get(round % 2);
+                long before = acknowledged.get();
+                victim.kill();
+                faults.add("kill MDT " + victim.mdt);
+                Thread.sleep(1000);
+                victim.start();
+                long restarted = System.nanoTime();
+                while (acknowledged.get() <= before + 2 && System.nanoTime() - restarted < TimeUnit.SECONDS.toNanos(60)) {
+                    Thread.sleep(20);
+                }
+                longestStall = Math.max(longestStall, (System.nanoTime() - restarted) / 1_000_000);
+            }
+            Thread.sleep(1500);
+            stop.set(true);
+            for (Thread worker : workers) {
+                worker.join(TimeUnit.MINUTES.toMillis(3));
+            }
+            assertThat(failures).isEmpty();
+
+            try (PlinthClient client = cluster.client(config)) {
+                // open intents are finished by their MDT's leader within a few seconds of it starting
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                List<dev.plinth.wire.messages.FsckMessages.Finding> findings = client.namespaceFindings();
+                while (!findings.isEmpty() && System.nanoTime() < deadline) {
+                    Thread.sleep(500);
+                    findings = client.namespaceFindings();
+                }
+                Map<String, List<Integer>> found = new HashMap<>();
+                List<String> leftovers = new ArrayList<>();
+                for (int d = 0; d < DIRECTORIES.size(); d++) {
+                    for (var entry : client.list(DIRECTORIES.get(d))) {
+                        if (entry.name().startsWith("f-")) {
+                            found.computeIfAbsent(entry.name(), name -> new ArrayList<>()).add(d);
+                        } else {
+                            leftovers.add(DIRECTORIES.get(d) + "/" + entry.name());
+                        }
+                    }
+                }
+                List<String> violations = new ArrayList<>();
+                for (Map.Entry<String, Integer> file : locations.entrySet()) {
+                    List<Integer> places = found.getOrDefault(file.getKey(), List.of());
+                    int expected = file.getValue();
+                    if (places.size() > 1 || expected >= 0 && !places.equals(List.of(expected))) {
+                        violations.add(file.getKey() + " expected in " + (expected < 0 ? "either" : DIRECTORIES.get(expected)) + ", found in " + places);
+                        continue;
+                    }
+                    for (int place : places) {
+                        byte[] bytes = read(client, DIRECTORIES.get(place) + "/" + file.getKey());
+                        if (!new String(bytes, StandardCharsets.UTF_8).equals(file.getKey())) {
+                            violations.add(file.getKey() + " holds other bytes");
+                        }
+                    }
+                }
+                for (String name : found.keySet()) {
+                    if (!locations.containsKey(name)) {
+                        violations.add(name + " exists but no worker made it");
+                    }
+                }
+                long carried = 0;
+                try (var logs = java.nio.file.Files.newDirectoryStream(directory, "meta*.log")) {
+                    for (Path log : logs) {
+                        carried += java.nio.file.Files.readAllLines(log).stream().filter(line -> line.contains("carrying on intent")).count();
+                    }
+                }
+                System.out.printf("cross-MDT crash test (seed %d): %d operations acknowledged, %d with unknown outcome, %d faults (%s), "
+                                + "%d intents carried on by a restarted leader, %d violations, longest wait for progress after a restart %d ms, "
+                                + "fsck findings %d, other names left %s%n",
+                        seed, acknowledged.get(), unknownOutcomes.get(), faults.size(), faults, carried, violations.size(), longestStall,
+                        findings.size(), leftovers);
+                assertThat(violations).isEmpty();
+                assertThat(findings).isEmpty();
+                assertThat(acknowledged.get()).isGreaterThan(50);
+            }
+        }
+    }
+
+    private void work(PlinthClient client, int worker, Random random, AtomicBoolean stop) {
+        List<String> mine = new ArrayList<>();
+        for (int operation = 0; operation < OPERATIONS_MAX && !stop.get(); operation++) {
+            int choice = random.nextInt(10);
+            if (mine.size() < 6 || choice < 2) {
+                String name = "f-" + worker + "-" + operation;
+                int place = random.nextInt(2);
+                mine.add(name);
+                locations.put(name, -1);
+                if (attempt(() -> {
+                    try (PlinthFile file = client.create(DIRECTORIES.get(place) + "/" + name, 0644, true, null)) {
+                        file.write(0, ByteBuffer.wrap(name.getBytes(StandardCharsets.UTF_8)));
+                    }
+                })) {
+                    locations.put(name, place);
+                }
+                continue;
+            }
+            String name = mine.get(random.nextInt(mine.size()));
+            Integer place = locations.get(name);
+            if (place < 0) {
+                place = locate(client, name);
+                if (place < 0) {
+                    mine.remove(name);
+                    locations.remove(name); // a create whose outcome was lost, and it did not happen
+                    continue;
+                }
+                locations.put(name, place);
+            }
+            String here = DIRECTORIES.get(place) + "/" + name;
+            int other = 1 - place;
+            if (choice < 6) {
+                locations.put(name, -1);
+                if (attempt(() -> client.rename(here, DIRECTORIES.get(other) + "/" + name))) {
+                    locations.put(name, other);
+                }
+            } else if (choice < 8) {
+                String link = DIRECTORIES.get(other) + "/link-" + name;
+                if (attempt(() -> client.link(here, link))) {
+                    attempt(() -> client.delete(link));
+                }
+            } else {
+                String made = DIRECTORIES.get(place) + "/dir-" + name + "-" + operation;
+                if (attempt(() -> client.mkdir(made, 0755, other))) {
+                    attempt(() -> client.delete(made));
+                }
+            }
+        }
+    }
+
+    /** Where {@code name} is now, or -1 for nowhere. */
+    private static int locate(PlinthClient client, String name) {
+        for (int d = 0; d < DIRECTORIES.size(); d++) {
+            if (client.exists(DIRECTORIES.get(d) + "/" + name)) {
+                return d;
+            }
+        }
+        return -1;
+    }
+
+    /** Runs a change; true if it was acknowledged, false where its outcome is unknown (the client gave up waiting). */
+    private boolean attempt(Runnable change) {
+        try {
+            change.run();
+            acknowledged.incrementAndGet();
+            return true;
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.UNAVAILABLE || e.code() == ErrorCode.TIMED_OUT || e.code() == ErrorCode.BUSY
+                    || e.code() == ErrorCode.NOT_LEADER || e.code() == ErrorCode.CHANGED) {
+                unknownOutcomes.incrementAndGet();
+                return false;
+            }
+            throw new AssertionError("a change failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static byte[] read(PlinthClient client, String path) {
+        try (PlinthFile file = client.open(path, false)) {
+            ByteBuffer buffer = ByteBuffer.allocate((int) file.attributes().sizeBytes());
+            file.read(0, buffer);
+            return buffer.array();
+        }
+    }
+}
