@@ -60,8 +60,9 @@ final class MetadataBackup {
         try (OutputStream file = Files.newOutputStream(temporary, StandardOpenOption.WRITE);
              OutputStream tar = new BufferedOutputStream(file, 1 << 20)) {
             long now = Instant.now().getEpochSecond();
-            for (MdtInfo mdt : plinth.refreshClusterMap().mdts()) {
-                mdts.add(copyMdt(plinth, mdt.mdtId(), tar, now));
+            List<MdtBackup> copies = copiesThatAgree(plinth, plinth.refreshClusterMap().mdts().stream().map(MdtInfo::mdtId).toList());
+            for (MdtBackup copy : copies) {
+                mdts.add(copyMdt(plinth, copy, tar, now));
             }
             // mgmt after the MDTs: every chain and target a file's layout names was made before the file was
             writeMember(tar, MGMT_STATE, plinth.mgmtStateForBackup(), now);
@@ -82,8 +83,51 @@ final class MetadataBackup {
         return new Summary(out, Files.size(out), mdts);
     }
 
-    private static Map<String, Object> copyMdt(PlinthClient plinth, int mdtId, OutputStream tar, long now) throws IOException {
-        MdtBackup backup = plinth.startMdtBackup(mdtId);
+    /**
+     * A copy of each MDT's store, made while every MDT holds its changes across MDTs and has none
+     * open, so that the copies agree on every name that crosses MDTs (design note 93). One MDT
+     * needs no hold.
+     */
+    private static List<MdtBackup> copiesThatAgree(PlinthClient plinth, List<Integer> mdtIds) {
+        boolean hold = mdtIds.size() > 1;
+        List<Integer> held = new ArrayList<>();
+        List<MdtBackup> copies = new ArrayList<>();
+        try {
+            if (hold) {
+                for (int mdtId : mdtIds) {
+                    plinth.holdIntents(mdtId, true, INTENT_HOLD_LEASE_MILLIS);
+                    held.add(mdtId);
+                }
+            }
+            for (int mdtId : mdtIds) {
+                copies.add(plinth.startMdtBackup(mdtId));
+            }
+            return copies;
+        } catch (RuntimeException e) {
+            for (MdtBackup copy : copies) {
+                try {
+                    plinth.endMdtBackup(copy.mdtId(), copy.backupId());
+                } catch (RuntimeException ignored) {
+                    // removed by its MDT within the hour
+                }
+            }
+            throw e;
+        } finally {
+            for (int mdtId : held) {
+                try {
+                    plinth.holdIntents(mdtId, false, 0);
+                } catch (RuntimeException e) {
+                    System.err.println("plinth: MDT " + mdtId + " lets go of its changes across MDTs by itself within a minute: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** How long an MDT holds its changes across MDTs for a backup at most, should the backup tool go away meanwhile. */
+    private static final long INTENT_HOLD_LEASE_MILLIS = 60_000;
+
+    private static Map<String, Object> copyMdt(PlinthClient plinth, MdtBackup backup, OutputStream tar, long now) throws IOException {
+        int mdtId = backup.mdtId();
         long bytes = 0;
         try {
             for (BackupFile file : backup.files()) {

@@ -570,6 +570,11 @@ public final class PlinthClient implements AutoCloseable {
         return Retry.call(retryMillis, () -> mdts.<BackupMessages.BackupBytes>request(mdt, request), this::refreshClusterMapSoon).data();
     }
 
+    /** Holds (or lets go of) MDT {@code mdt}'s changes across MDTs for a backup ({@link BackupMessages.HoldIntents}). */
+    public void holdIntents(int mdt, boolean hold, long leaseMillis) {
+        Retry.call(retryMillis, () -> mdts.request(mdt, new BackupMessages.HoldIntents(header(), hold, leaseMillis)), this::refreshClusterMapSoon);
+    }
+
     public void endMdtBackup(int mdt, String backupId) {
         mdts.request(mdt, new BackupMessages.EndMdtBackup(header(), backupId));
     }

@@ -27,9 +27,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Names that cross MDTs under crashes: two workers create files on MDT 0 and MDT 1, rename them
  * back and forth between the MDTs, hard-link them across and unlink the links, and make and
  * remove directories on the other MDT, while the nemesis kills (SIGKILL) one MDT process or the
- * other and restarts it. Afterwards every file a worker knows of is in exactly one place (where
+ * other and restarts it, then pauses each (SIGSTOP) for 3 s. Afterwards every file a worker knows of is in exactly one place (where
  * the last acknowledged change put it, or either place where the last change's outcome was not
- * learned), its bytes are intact, and fsck finds nothing across the two MDTs.
+ * learned), its bytes are intact, and fsck finds nothing across the two MDTs. A backup taken
+ * while the workers run passes `plinth backup verify` (its stores restore and fsck accepts them).
  */
 class CrossMdtCrashIT {
     private static final List<String> DIRECTORIES = List.of("/zero", "/one");
@@ -73,21 +74,33 @@ class CrossMdtCrashIT {
             List<String> faults = new ArrayList<>();
             long longestStall = 0;
             List<ProcessCluster.MetaProcess> mdts = List.of(mdt1, cluster.meta());
-            for (int round = 0; round < 4; round++) {
+            for (int round = 0; round < 6; round++) {
                 Thread.sleep(2500);
                 ProcessCluster.MetaProcess victim = mdts.get(round % 2);
                 long before = acknowledged.get();
-                victim.kill();
-                faults.add("kill MDT " + victim.mdt);
-                Thread.sleep(1000);
-                victim.start();
+                if (round < 4) {
+                    victim.kill();
+                    faults.add("kill MDT " + victim.mdt);
+                    Thread.sleep(1000);
+                    victim.start();
+                } else {
+                    victim.pause(); // a hung MDT: its sockets stay open and nothing answers
+                    faults.add("pause MDT " + victim.mdt + " for 3 s");
+                    Thread.sleep(3000);
+                    victim.resume();
+                }
                 long restarted = System.nanoTime();
                 while (acknowledged.get() <= before + 2 && System.nanoTime() - restarted < TimeUnit.SECONDS.toNanos(60)) {
                     Thread.sleep(20);
                 }
                 longestStall = Math.max(longestStall, (System.nanoTime() - restarted) / 1_000_000);
             }
-            Thread.sleep(1500);
+            // a backup taken under the workload: its MDTs' copies agree, so it restores to a namespace fsck accepts
+            Path backup = directory.resolve("metadata.tar");
+            long beforeBackup = acknowledged.get();
+            String backedUp = TestProcesses.run(cluster.cli("backup", "create", "--out", backup.toString()), java.time.Duration.ofMinutes(2));
+            long duringBackup = acknowledged.get() - beforeBackup;
+            Thread.sleep(500);
             stop.set(true);
             for (Thread worker : workers) {
                 worker.join(TimeUnit.MINUTES.toMillis(3));
@@ -140,11 +153,15 @@ class CrossMdtCrashIT {
                     }
                 }
                 System.out.printf("cross-MDT crash test (seed %d): %d operations acknowledged, %d with unknown outcome, %d faults (%s), "
-                                + "%d intents carried on by a restarted leader, %d violations, longest wait for progress after a restart %d ms, "
+                                + "%d intents carried on by a restarted leader, %d violations, longest wait for progress after a fault ended %d ms, "
                                 + "fsck findings %d, other names left %s%n",
                         seed, acknowledged.get(), unknownOutcomes.get(), faults.size(), faults, carried, violations.size(), longestStall,
                         findings.size(), leftovers);
+                String verified = TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), List.of("backup", "verify", backup.toString(),
+                        "--scratch", directory.toString())), java.time.Duration.ofMinutes(2));
+                System.out.printf("backup under the workload (%d changes acknowledged while it ran): %s%s", duringBackup, backedUp, verified);
                 assertThat(violations).isEmpty();
+                assertThat(verified).contains("MDT 0: ").contains("MDT 1: ").contains("restorable");
                 assertThat(findings).isEmpty();
                 assertThat(acknowledged.get()).isGreaterThan(50);
             }

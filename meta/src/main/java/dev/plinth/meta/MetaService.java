@@ -198,6 +198,14 @@ public final class MetaService implements AutoCloseable {
             backups.end(request.backupId());
             return new dev.plinth.wire.messages.HandshakeMessages.Empty();
         }).thenApply(Reply::of));
+        dispatcher.register(BackupMessages.HoldIntents.class, (context, request, data) -> adminTask(request.header(), () -> {
+            if (request.hold()) {
+                remoteEntries.hold(request.leaseMillis());
+            } else {
+                remoteEntries.release();
+            }
+            return new dev.plinth.wire.messages.HandshakeMessages.Empty();
+        }).thenApply(Reply::of));
         dispatcher.register(MdtGroupMessages.ChangeMdtReplicas.class, (context, request, data) -> {
             if (request.header().credentials().uid() != 0) {
                 return CompletableFuture.failedFuture(new PlinthException(ErrorCode.PERMISSION_DENIED, "changing an MDT's replicas is for root"));

@@ -126,9 +126,19 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         return prepared(prepare, request);
     }
 
-    /** Logs {@code prepare} and drives the intent it records; where it answers CHANGED, logs {@code usual} instead. */
+    /**
+     * Logs {@code prepare} and drives the intent it records; where it answers CHANGED, logs
+     * {@code usual} instead. A prepare waits while a backup holds intents ({@link #hold}).
+     */
     private CompletableFuture<Record> prepared(Mutation prepare, Mutation usual) {
-        return log.apply(prepare).handle((intent, failure) -> {
+        CompletableFuture<Record> logged;
+        try {
+            logged = CompletableFuture.runAsync(this::enterPrepare, executor)
+                    .thenCompose(ignored -> log.apply(prepare).whenComplete((result, failure) -> exitPrepare()));
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new PlinthException(ErrorCode.BUSY, "too many changes between MDTs in progress"));
+        }
+        return logged.handle((intent, failure) -> {
             if (failure == null) {
                 return drive((RemoteIntent) intent);
             }
@@ -173,6 +183,82 @@ final class RemoteEntryCoordinator implements AutoCloseable {
             return ancestors.getLast() != InodeId.ROOT;
         } catch (PlinthException e) {
             return false;
+        }
+    }
+
+    // ---- holding intents for a backup
+
+    private final Object gate = new Object();
+    /** Until when a backup holds new prepares (System.nanoTime; 0: not held). */
+    private long heldUntilNanos;
+    /** Prepares submitted and not yet applied. */
+    private int preparing;
+
+    private void enterPrepare() {
+        synchronized (gate) {
+            while (heldUntilNanos != 0) {
+                long left = heldUntilNanos - System.nanoTime();
+                if (left <= 0) {
+                    heldUntilNanos = 0; // the backup that held it went away: its lease is over
+                    break;
+                }
+                try {
+                    gate.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping");
+                }
+            }
+            preparing++;
+        }
+    }
+
+    private void exitPrepare() {
+        synchronized (gate) {
+            preparing--;
+            gate.notifyAll();
+        }
+    }
+
+    /**
+     * Takes no new change across MDTs for {@code leaseMillis} (or until {@link #release}) and
+     * waits until none that this MDT coordinates is open: copies of every MDT taken while all are
+     * held agree on every name that crosses them. Fails with BUSY, letting go, if intents stay
+     * open (another MDT away) for 30 s.
+     */
+    void hold(long leaseMillis) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        synchronized (gate) {
+            heldUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1000, Math.min(leaseMillis, 600_000)));
+        }
+        while (true) {
+            int open;
+            synchronized (gate) {
+                open = preparing;
+            }
+            open += ((RemoteIntentList) readLocal.apply(new ListRemoteIntents(INTERNAL))).intents().size();
+            if (open == 0) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                release();
+                throw new PlinthException(ErrorCode.BUSY, "MDT " + self + " has " + open + " changes across MDTs that do not finish (is another MDT away?)");
+            }
+            recover();
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                release();
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping");
+            }
+        }
+    }
+
+    void release() {
+        synchronized (gate) {
+            heldUntilNanos = 0;
+            gate.notifyAll();
         }
     }
 

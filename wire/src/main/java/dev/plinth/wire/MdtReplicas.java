@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  * (the leader, as far as this client knows), and on to the others in the cluster map's order when
  * that one does not lead, cannot be reached or does not answer in time. A request sent again
  * carries the same request id, so a change the old leader logged before it failed is applied
- * once. Before any MDT has registered, the bootstrap address answers (the all-in-one server).
+ * once. Before MDT 0 has registered, the bootstrap address answers for it (the all-in-one server).
  * Clients use it, and so do MDTs that ask another MDT (several MDTs, without a bootstrap address).
  */
 public final class MdtReplicas {
@@ -83,7 +83,8 @@ public final class MdtReplicas {
         if (info != null) {
             return info.rpcAddresses().stream().map(HostPort::parse).toList();
         }
-        if (bootstrap == null) {
+        if (bootstrap == null || mdt != 0) {
+            // an MDT added after this map was fetched: the caller's retry fetches the map again
             throw new PlinthException(ErrorCode.UNAVAILABLE, "MDT " + mdt + " is not in the cluster map");
         }
         return List.of(bootstrap);

@@ -125,5 +125,6 @@ final class Messages {
         registry.register(180, CrossMdtMessages.EnterRenamed.class, Empty.class);
         registry.register(181, CrossMdtMessages.SetRemoteParent.class, Empty.class);
         registry.register(182, CrossMdtMessages.ForgetAppliedIntent.class, Empty.class);
+        registry.register(183, BackupMessages.HoldIntents.class, Empty.class);
     }
 }

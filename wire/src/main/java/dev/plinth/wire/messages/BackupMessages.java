@@ -29,6 +29,13 @@ public final class BackupMessages {
     /** Removes the copy. */
     public record EndMdtBackup(OpHeader header, String backupId) {}
 
+    /**
+     * With several MDTs, so that their copies agree (design note 93): {@code hold} makes the MDT
+     * take no new change across MDTs and waits until the ones it coordinates are finished, for
+     * {@code leaseMillis} at most (then it lets go by itself); {@code hold} false lets go.
+     */
+    public record HoldIntents(OpHeader header, boolean hold, long leaseMillis) {}
+
     /** mgmt's cluster state as it keeps it on disk: nodes, targets, chains, pools, MDTs, S3 keys, encryption keys, archives. */
     public record GetMgmtState() {}
 
