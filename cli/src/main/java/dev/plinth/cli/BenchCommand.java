@@ -97,6 +97,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--path", paramLabel = "PATH", defaultValue = "/.plinth-bench", description = "Scratch directory in the cluster (default ${DEFAULT-VALUE}).")
     String path;
 
+    @Option(names = "--metadata-only", description = "Only the small-file phase (creates, stats, unlinks in PATH/md, beside the local disk), "
+            + "from --threads threads at once: what one MDT, or the MDT holding PATH, takes (bench/mdt-scaling.sh).")
+    boolean metadataOnly;
+
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "1", description = "Threads of the --metadata-only phase (default ${DEFAULT-VALUE}).")
+    int threads;
+
+
     record Result(String name, double local, double plinth, String unit, String baseline) {}
 
     /** A measured phase: its rate, and what this machine's CPUs did meanwhile ({@link MachineCpu#per}, maybe ""). */
@@ -144,6 +152,27 @@ final class BenchCommand implements Callable<Integer> {
             }
             try (PlinthClient plinth = client.connect()) {
                 ErasureCodingBench.run(plinth, path, shape[0], shape[1], bytes, rounds, warm);
+            }
+            return 0;
+        }
+        if (metadataOnly) {
+            if (threads < 1 || threads > 256) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--threads must be 1..256");
+            }
+            Path local = Files.createTempDirectory(localDirectory == null ? Path.of(System.getProperty("java.io.tmpdir")) : localDirectory, "plinth-bench");
+            try (PlinthClient plinth = client.connect()) {
+                plinth.mkdirs(path, 0755);
+                progress("plinth bench --metadata-only: %d small files from %d thread(s) in %s", files, threads, FsCommand.join(path, "md"));
+                double[] localMetadata = localMetadata(local, files);
+                double[] plinthMetadata = plinthMetadata(plinth, FsCommand.join(path, "md"), files, threads);
+                System.out.printf("%-30s %12s %12s %7s  %s%n", "benchmark", "baseline", "plinth", "ratio", "baseline is");
+                String[] names = {"create", "stat", "unlink"};
+                for (int i = 0; i < names.length; i++) {
+                    System.out.printf(Locale.ROOT, "%-30s %12.1f %12.1f %7.2f  %s (%s)%n", names[i], localMetadata[i], plinthMetadata[i],
+                            plinthMetadata[i] / localMetadata[i], "local disk, one thread", "ops/s");
+                }
+            } finally {
+                dev.plinth.common.FileTrees.delete(local);
             }
             return 0;
         }
@@ -478,6 +507,36 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static double[] plinthMetadata(PlinthClient plinth, String directory, int count) {
+        return plinthMetadata(plinth, directory, count, 1);
+    }
+
+    /** Creates, stats and unlinks of {@code count} files in {@code directory} from {@code threads} threads at once; per second each. */
+    private static double[] plinthMetadata(PlinthClient plinth, String directory, int count, int threads) {
+        if (threads > 1) {
+            Attributes parent = plinth.mkdirs(directory, 0755);
+            double[] rates = new double[3];
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+            try {
+                runSpread(pool, threads, 1000, (t, i) -> { // warm-up, untimed
+                    plinth.create(parent.inodeId(), "warm" + t + "-" + i, 0644, true, null);
+                    plinth.unlink(parent.inodeId(), "warm" + t + "-" + i);
+                });
+                int each = Math.max(1, count / threads);
+                long start = System.nanoTime();
+                runSpread(pool, threads, each, (t, i) -> plinth.create(parent.inodeId(), "f" + t + "-" + i, 0644, true, null));
+                long created = System.nanoTime();
+                runSpread(pool, threads, each, (t, i) -> plinth.lookup(parent.inodeId(), "f" + t + "-" + i));
+                long statted = System.nanoTime();
+                runSpread(pool, threads, each, (t, i) -> plinth.unlink(parent.inodeId(), "f" + t + "-" + i));
+                long deleted = System.nanoTime();
+                long total = (long) each * threads;
+                rates = new double[] {total / ((created - start) / 1e9), total / ((statted - created) / 1e9), total / ((deleted - statted) / 1e9)};
+            } finally {
+                pool.shutdownNow();
+            }
+            plinth.delete(directory);
+            return rates;
+        }
         Attributes parent = plinth.mkdirs(directory, 0755);
         // warm-up, untimed: the first thousand operations mostly measure the JIT compilers
         for (int i = 0; i < 1000; i++) {
@@ -500,6 +559,36 @@ final class BenchCommand implements Callable<Integer> {
         long deleted = System.nanoTime();
         plinth.delete(directory);
         return new double[] {count / ((created - start) / 1e9), count / ((statted - created) / 1e9), count / ((deleted - statted) / 1e9)};
+    }
+
+    /** One step of a spread phase: thread {@code t}'s {@code i}th. */
+    @FunctionalInterface
+    private interface Step {
+        void run(int t, int i);
+    }
+
+    /** Runs {@code perThread} steps on each of {@code threads} threads of {@code pool}; returns when all are done. */
+    private static void runSpread(java.util.concurrent.ExecutorService pool, int threads, int perThread, Step step) {
+        List<java.util.concurrent.Future<?>> running = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            running.add(pool.submit(() -> {
+                for (int i = 0; i < perThread; i++) {
+                    step.run(thread, i);
+                }
+            }));
+        }
+        for (java.util.concurrent.Future<?> future : running) {
+            try {
+                future.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INTERNAL, "interrupted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException runtime ? runtime
+                        : new dev.plinth.common.PlinthException(dev.plinth.common.ErrorCode.INTERNAL, e.getCause().toString());
+            }
+        }
     }
 
     /** Loopback TCP as iperf3 measured it (or a Java socket), with this machine's CPU over it. */
