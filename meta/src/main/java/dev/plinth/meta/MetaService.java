@@ -137,6 +137,25 @@ public final class MetaService implements AutoCloseable {
                 }).register(registry);
         gauge(registry, "plinth_hsm_queue_actions", "HSM actions (archive, restore, remove) queued or running on the MDT.",
                 stateMachine::hsmQueuedActions, mdt);
+        GaugeWithCallback.builder().name("plinth_meta_intents_open").help("Changes across MDTs this MDT coordinates that are open "
+                + "(prepared, waiting for another MDT's part), by what the value is: count, or oldest_seconds (their oldest's age). "
+                + "Open for more than a few seconds: another MDT is away; its leader finishes them when it is back.")
+                .labelNames("mdt", "value").callback(callback -> {
+                    if (raft.isSingleReplica() || raft.isLeader()) {
+                        long[] open = remoteEntries.openIntents();
+                        callback.call(open[0], mdt, "count");
+                        callback.call(open[1], mdt, "oldest_seconds");
+                    }
+                }).register(registry);
+        CounterWithCallback.builder().name("plinth_meta_intents").help("Changes across MDTs this MDT's leader finished since it "
+                + "started, by kind (mkdir, rmdir, link, unlink, rename) and outcome (committed; abandoned: another MDT refused its part).")
+                .labelNames("mdt", "kind", "outcome").callback(callback -> {
+                    for (dev.plinth.wire.messages.CrossMdtMessages.IntentKind kind : dev.plinth.wire.messages.CrossMdtMessages.IntentKind.values()) {
+                        String name = kind.name().toLowerCase(java.util.Locale.ROOT);
+                        callback.call(remoteEntries.finished(kind, true), mdt, name, "committed");
+                        callback.call(remoteEntries.finished(kind, false), mdt, name, "abandoned");
+                    }
+                }).register(registry);
         gauge(registry, "plinth_meta_change_queue_changes", "Metadata changes waiting to be logged.", changes::size, mdt);
         gauge(registry, "plinth_meta_removed_files_queue_files", "Removed files whose chunks wait to be freed.", removedFiles::size, mdt);
     }

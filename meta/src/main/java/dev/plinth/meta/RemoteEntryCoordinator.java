@@ -72,6 +72,20 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     private final ThreadPoolExecutor executor;
     private final Map<Long, CompletableFuture<Record>> inFlight = new ConcurrentHashMap<>();
     private final long startedEpochNanos = System.currentTimeMillis() * 1_000_000;
+    /** Intents this leader finished, by kind and outcome (committed: [kind][1], abandoned: [kind][0]), for the metrics. */
+    private final java.util.concurrent.atomic.AtomicLongArray finished = new java.util.concurrent.atomic.AtomicLongArray(IntentKind.values().length * 2);
+
+    /** Intents finished here since start: committed or abandoned, of {@code kind}. */
+    long finished(IntentKind kind, boolean committed) {
+        return finished.get(kind.ordinal() * 2 + (committed ? 1 : 0));
+    }
+
+    /** Open intents this MDT coordinates (up to a listing's worth) and the age of the oldest in seconds (0: none). */
+    long[] openIntents() {
+        List<RemoteIntent> open = ((RemoteIntentList) readLocal.apply(new ListRemoteIntents(INTERNAL))).intents();
+        long oldest = open.stream().mapToLong(RemoteIntent::createdNanos).min().orElse(0);
+        return new long[] {open.size(), oldest == 0 ? 0 : Math.max(0, (System.currentTimeMillis() * 1_000_000 - oldest) / 1_000_000_000)};
+    }
 
     RemoteEntryCoordinator(int self, Function<Mutation, CompletableFuture<Record>> log, Function<Query, Record> readLocal,
                            java.util.function.LongPredicate intentOpen, MdtReplicas otherMdts, ClusterMapSource clusterMap) {
@@ -425,6 +439,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         } catch (CompletionException e) {
             throw unwrap(e);
         }
+        finished.incrementAndGet(intent.kind().ordinal() * 2 + (commit ? 1 : 0));
     }
 
     /** Tells MDT {@code mdt} that its record of having applied its part of {@code intent} may go (once; it stays if this fails). */
