@@ -521,7 +521,8 @@ public final class MetaService implements AutoCloseable {
     private Layout effectiveLayout(long directoryId, OpHeader header) {
         Layout layout = queryNow(new MetaMessages.GetAttr(header, directoryId)).attributes().layout();
         if (layout == null) {
-            layout = queryNow(new MetaMessages.GetAttr(header, InodeId.ROOT)).attributes().layout();
+            layout = stateMachine.mdtIndex() == InodeId.mdtIndex(InodeId.ROOT)
+                    ? queryNow(new MetaMessages.GetAttr(header, InodeId.ROOT)).attributes().layout() : stateMachine.defaultLayout();
         }
         return layout;
     }

@@ -156,8 +156,9 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
         createRootIfMissing();
     }
 
+    /** The root directory lives on MDT 0; other MDTs hold only what is made below directories placed on them. */
     private void createRootIfMissing() {
-        if (store.get(MetaKeys.id(MetaKeys.INODE, InodeId.ROOT)) != null) {
+        if (mdtIndex != 0 || store.get(MetaKeys.id(MetaKeys.INODE, InodeId.ROOT)) != null) {
             return;
         }
         long now = System.currentTimeMillis() * 1_000_000;
@@ -382,6 +383,11 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
     /** Whether cross-MDT intent {@code intentId} is open in this replica's state. */
     public boolean intentOpen(long intentId) {
         return dev.plinth.meta.ops.RemoteEntries.open(committed(), intentId);
+    }
+
+    /** The layout new files get where neither they nor their directory name one (the root's, on MDT 0). */
+    public Layout defaultLayout() {
+        return rootLayout;
     }
 
     public int mdtIndex() {

@@ -301,7 +301,12 @@ public final class Namespace {
     }
 
     public long inodeCount() {
-        return getLong(INODE_COUNT_KEY, 1);
+        return getLong(INODE_COUNT_KEY, rootCount());
+    }
+
+    /** Inodes an MDT holds before anything is made: the root on MDT 0, none elsewhere. */
+    private long rootCount() {
+        return mdtIndex == 0 ? 1 : 0;
     }
 
     /** Bytes of Data-on-MDT parts stored in this MDT (statfs counts them as used). */
@@ -401,7 +406,7 @@ public final class Namespace {
         for (byte[][] pair : scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, Integer.MAX_VALUE)) {
             delete(pair[0]);
         }
-        putLong(INODE_COUNT_KEY, Math.max(1, inodeCount() - 1));
+        putLong(INODE_COUNT_KEY, Math.max(rootCount(), inodeCount() - 1));
         dev.plinth.meta.ops.Hsm.forget(this, inode);
         freeChunks(inode);
     }
