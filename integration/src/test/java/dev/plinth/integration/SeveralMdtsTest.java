@@ -147,6 +147,43 @@ class SeveralMdtsTest {
     }
 
     @Test
+    void twoDirectoriesMovedIntoEachOtherAtOnceNeverFormALoop() throws Exception {
+        try (MiniCluster cluster = MiniCluster.start(directory.resolve("server"));
+             ProcessHost mdt1 = startMdt1(cluster);
+             PlinthClient client = cluster.client()) {
+            awaitMdt1(client);
+            client.mkdir("/p", 0755);
+            client.mkdir("/q", 0755, 1);
+            java.util.concurrent.ExecutorService movers = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
+                for (int round = 0; round < 20; round++) {
+                    // each moves one into the other: at most one may succeed, or the two would hang in a loop cut off from the root
+                    var first = movers.submit(() -> codeOrNull(() -> client.rename("/p", "/q/p")));
+                    var second = movers.submit(() -> codeOrNull(() -> client.rename("/q", "/p/q")));
+                    ErrorCode a = outcome(first);
+                    ErrorCode b = outcome(second);
+                    assertThat(a == null && b == null).as("round %d: both moves succeeded", round).isFalse();
+                    if (a == null) {
+                        client.rename("/q/p", "/p");
+                    } else if (b == null) {
+                        client.rename("/p/q", "/q");
+                    }
+                    assertThat(client.stat("/p").inodeId()).isNotZero();
+                    assertThat(client.stat("/q").inodeId()).isNotZero();
+                }
+            } finally {
+                movers.shutdownNow();
+            }
+            assertThat(client.namespaceFindings()).isEmpty();
+        }
+    }
+
+    /** The error a move ended with; null where it succeeded. */
+    private static ErrorCode outcome(java.util.concurrent.Future<ErrorCode> move) throws Exception {
+        return move.get(60, TimeUnit.SECONDS);
+    }
+
+    @Test
     void filesOnASecondMdtAreArchivedReleasedAndRestored() throws Exception {
         try (MiniCluster cluster = MiniCluster.start(directory.resolve("server"));
              ProcessHost mdt1 = startMdt1(cluster);
@@ -200,11 +237,20 @@ class SeveralMdtsTest {
     }
 
     private static ErrorCode code(Runnable action) {
+        ErrorCode code = codeOrNull(action);
+        if (code == null) {
+            throw new AssertionError("no error");
+        }
+        return code;
+    }
+
+    /** The error {@code action} failed with; null where it succeeded. */
+    private static ErrorCode codeOrNull(Runnable action) {
         try {
             action.run();
+            return null;
         } catch (PlinthException e) {
             return e.code();
         }
-        throw new AssertionError("no error");
     }
 }

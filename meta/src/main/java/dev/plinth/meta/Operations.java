@@ -65,6 +65,7 @@ final class Operations {
             case CrossMdtMessages.EnterRenamed request -> RemoteEntries.enterRenamed(namespace, request);
             case CrossMdtMessages.SetRemoteParent request -> RemoteEntries.setParent(namespace, request);
             case CrossMdtMessages.ForgetAppliedIntent request -> RemoteEntries.forgetApplied(namespace, request);
+            case CrossMdtMessages.RenameLock request -> RemoteEntries.renameLock(namespace, request);
             case MetaMessages.OpenSession request -> Sessions.open(namespace, request, newClientId, leaseMillis);
             case MetaMessages.RenewSession request -> Sessions.renew(namespace, request, leaseMillis);
             case MetaMessages.CloseSession request -> Sessions.close(namespace, request);

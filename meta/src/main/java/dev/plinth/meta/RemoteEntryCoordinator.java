@@ -177,9 +177,10 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     }
 
     /**
-     * Whether a rename needs other MDTs: its destination is another MDT's, its entry names an
-     * inode another MDT holds, or it moves a directory to a parent whose ancestors reach another
-     * MDT (the check that it does not move into itself must look there).
+     * Whether a rename needs other MDTs (a namespace with several): its destination is another
+     * MDT's, its entry names an inode another MDT holds, or it moves a directory to another
+     * parent (the check that it does not move into itself may have to look on other MDTs, and
+     * must not race another such move: it takes the rename lock).
      */
     private boolean crossesMdts(MetaMessages.Rename rename) {
         if (InodeId.mdtIndex(rename.targetParentId()) != self) {
@@ -189,15 +190,8 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         if (remoteEntry(source)) {
             return true;
         }
-        if (source == null || !source.attributes().isDirectory() || rename.sourceParentId() == rename.targetParentId()) {
-            return false;
-        }
-        try {
-            List<Long> ancestors = ((AncestorList) readLocal.apply(new ListAncestors(INTERNAL, rename.targetParentId()))).inodeIds();
-            return ancestors.getLast() != InodeId.ROOT;
-        } catch (PlinthException e) {
-            return false;
-        }
+        // every move of a directory to another parent: it takes the rename lock, so that no two moves race into a loop
+        return source != null && source.attributes().isDirectory() && rename.sourceParentId() != rename.targetParentId();
     }
 
     // ---- holding intents for a backup
@@ -342,6 +336,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         } catch (PlinthException e) {
             if (!transient_(e.code())) {
                 finish(intent, false, 0, null); // refused for good: the names stay as they were
+                releaseRenameLock(intent);
             }
             throw e;
         }
@@ -350,6 +345,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         } else {
             finish(intent, true, intent.inodeId(), intent.type());
         }
+        releaseRenameLock(intent);
         int applied = switch (intent.kind()) {
             case MKDIR, LINK, UNLINK -> intent.mdt();
             case RENAME -> InodeId.mdtIndex(intent.targetParentId());
@@ -379,6 +375,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
             }
         }
         if (directory && newParent) {
+            takeRenameLock(intent); // held until the intent is finished (run lets go)
             requireNotInto(intent.inodeId(), intent.targetParentId());
         }
         int destination = InodeId.mdtIndex(intent.targetParentId());
@@ -388,6 +385,51 @@ final class RemoteEntryCoordinator implements AutoCloseable {
             ask(intent.mdt(), new SetRemoteParent(INTERNAL, intent.inodeId(), intent.targetParentId()));
         }
         return HandshakeMessages.EMPTY;
+    }
+
+    /** How long the rename lock is held at most, should its holder's MDT go away mid-move. */
+    private static final long RENAME_LOCK_LEASE_MILLIS = 30_000;
+
+    private static boolean movesDirectory(RemoteIntent intent) {
+        return intent.kind() == IntentKind.RENAME && intent.type() == FileType.DIRECTORY && intent.parentId() != intent.targetParentId();
+    }
+
+    private String renameLockHolder(RemoteIntent intent) {
+        return "MDT " + self + " intent " + intent.intentId();
+    }
+
+    /** Takes MDT 0's rename lock for {@code intent}, waiting while another move holds it (as long as an MDT is waited for). */
+    private void takeRenameLock(RemoteIntent intent) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OTHER_MDT_WAIT_MILLIS);
+        long pause = 1;
+        while (true) {
+            try {
+                ask(0, new dev.plinth.wire.messages.CrossMdtMessages.RenameLock(INTERNAL, renameLockHolder(intent), true, RENAME_LOCK_LEASE_MILLIS));
+                return;
+            } catch (PlinthException e) {
+                if (e.code() != ErrorCode.BUSY || System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping");
+            }
+            pause = Math.min(50, pause * 2);
+        }
+    }
+
+    private void releaseRenameLock(RemoteIntent intent) {
+        if (!movesDirectory(intent)) {
+            return;
+        }
+        try {
+            ask(0, new dev.plinth.wire.messages.CrossMdtMessages.RenameLock(INTERNAL, renameLockHolder(intent), false, 0), 0);
+        } catch (RuntimeException e) {
+            LOG.debug("the rename lock goes with its lease: {}", e.toString());
+        }
     }
 
     /** Fails with EINVAL where {@code destinationId} is directory {@code directoryId} or below it, walking up across MDTs. */

@@ -126,5 +126,6 @@ final class Messages {
         registry.register(181, CrossMdtMessages.SetRemoteParent.class, Empty.class);
         registry.register(182, CrossMdtMessages.ForgetAppliedIntent.class, Empty.class);
         registry.register(183, BackupMessages.HoldIntents.class, Empty.class);
+        registry.register(184, CrossMdtMessages.RenameLock.class, Empty.class);
     }
 }

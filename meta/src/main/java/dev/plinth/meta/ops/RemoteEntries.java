@@ -323,6 +323,38 @@ public final class RemoteEntries {
         return HandshakeMessages.EMPTY;
     }
 
+    private static final byte[] RENAME_LOCK_KEY = MetaKeys.system("rename-lock");
+
+    /** The lock directory moves take (on MDT 0): its value is the holder's lease end (the leader's clock) and its name. */
+    public static Empty renameLock(Namespace namespace, dev.plinth.wire.messages.CrossMdtMessages.RenameLock request) {
+        requireRoot(namespace);
+        if (namespace.mdtIndex() != 0) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "the rename lock is MDT 0's");
+        }
+        byte[] held = namespace.getRaw(RENAME_LOCK_KEY);
+        String holder = null;
+        long until = 0;
+        if (held != null) {
+            ByteBuffer value = ByteBuffer.wrap(held);
+            until = value.getLong();
+            holder = java.nio.charset.StandardCharsets.UTF_8.decode(value).toString();
+        }
+        boolean mine = request.holder().equals(holder);
+        if (!request.take()) {
+            if (mine) {
+                namespace.delete(RENAME_LOCK_KEY);
+            }
+            return HandshakeMessages.EMPTY;
+        }
+        if (held != null && !mine && until > namespace.now()) {
+            throw new PlinthException(ErrorCode.BUSY, "another directory is being moved (" + holder + ")");
+        }
+        byte[] name = request.holder().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        namespace.put(RENAME_LOCK_KEY, ByteBuffer.allocate(8 + name.length)
+                .putLong(namespace.now() + Math.max(1, Math.min(request.leaseMillis(), 600_000)) * 1_000_000).put(name).array());
+        return HandshakeMessages.EMPTY;
+    }
+
     public static Empty forgetApplied(Namespace namespace, ForgetAppliedIntent request) {
         requireRoot(namespace);
         namespace.delete(MetaKeys.twoIds(MetaKeys.APPLIED_INTENT, request.coordinatorMdt(), request.intentId()));

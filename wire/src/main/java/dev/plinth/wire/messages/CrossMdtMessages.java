@@ -86,6 +86,15 @@ public final class CrossMdtMessages {
     /** Directory {@code inodeId} now lives in {@code parentId} (its "..", after a rename on other MDTs). */
     public record SetRemoteParent(OpHeader header, long inodeId, long parentId) implements Mutation {}
 
+    /**
+     * On MDT 0: takes ({@code take}) or lets go of the one lock that every rename moving a
+     * directory to another parent holds while a namespace has several MDTs, for {@code holder}
+     * (an MDT and its intent); a take renews the holder's lease of {@code leaseMillis}, and is
+     * BUSY while another holder's lease runs. With the moves one at a time, the walk that checks
+     * a directory is not moved below itself cannot race another move (as Linux's rename mutex).
+     */
+    public record RenameLock(OpHeader header, String holder, boolean take, long leaseMillis) implements Mutation {}
+
     /** The coordinator finished the intent: the record that this MDT applied its part goes. */
     public record ForgetAppliedIntent(OpHeader header, int coordinatorMdt, long intentId) implements Mutation {}
 }

@@ -27,7 +27,8 @@ public final class MetaMessages {
             HsmMessages.ForgetRemovedCopies, SwapLayout, Exchange, ReplaceCellChains, CrossMdtMessages.PrepareRemoteMkdir,
             CrossMdtMessages.PrepareRemoteRemoval, CrossMdtMessages.PrepareRemoteLink, CrossMdtMessages.PrepareRemoteRename,
             CrossMdtMessages.FinishRemoteIntent, CrossMdtMessages.MakeRemoteDirectory, CrossMdtMessages.RemoveRemoteDirectory,
-            CrossMdtMessages.AdjustRemoteLinks, CrossMdtMessages.EnterRenamed, CrossMdtMessages.SetRemoteParent, CrossMdtMessages.ForgetAppliedIntent {
+            CrossMdtMessages.AdjustRemoteLinks, CrossMdtMessages.EnterRenamed, CrossMdtMessages.SetRemoteParent, CrossMdtMessages.ForgetAppliedIntent,
+            CrossMdtMessages.RenameLock {
         OpHeader header();
     }
 
