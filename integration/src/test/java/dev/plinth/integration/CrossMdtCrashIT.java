@@ -24,13 +24,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Names that cross MDTs under crashes: two workers create files on MDT 0 and MDT 1, rename them
+ * Names that cross MDTs under failures: two workers create files on MDT 0 and MDT 1, rename them
  * back and forth between the MDTs, hard-link them across and unlink the links, and make and
- * remove directories on the other MDT, while the nemesis kills (SIGKILL) one MDT process or the
- * other and restarts it, then pauses each (SIGSTOP) for 3 s. Afterwards every file a worker knows of is in exactly one place (where
- * the last acknowledged change put it, or either place where the last change's outcome was not
- * learned), its bytes are intact, and fsck finds nothing across the two MDTs. A backup taken
- * while the workers run passes `plinth backup verify` (its stores restore and fsck accepts them).
+ * remove directories on the other MDT, while a nemesis injects faults one after another: with
+ * single-replica MDTs it kills (SIGKILL) and pauses (SIGSTOP) each; with MDT 0 a Raft group of
+ * three it kills its leader and a follower, pauses the leader, cuts the leader and a follower off,
+ * and kills MDT 1. Afterwards every file a worker knows of is in exactly one place (where the last
+ * acknowledged change put it, or either place where the last change's outcome was not learned),
+ * its bytes are intact, and fsck finds nothing across the two MDTs. A backup taken while the
+ * workers run passes `plinth backup verify` (its stores restore and fsck accepts them).
  */
 class CrossMdtCrashIT {
     private static final List<String> DIRECTORIES = List.of("/zero", "/one");
@@ -44,127 +46,221 @@ class CrossMdtCrashIT {
     private final AtomicLong acknowledged = new AtomicLong();
     private final AtomicLong unknownOutcomes = new AtomicLong();
 
+    /** One fault of the nemesis: it injects it, waits until it is over, and returns what it did. */
+    @FunctionalInterface
+    private interface Fault {
+        String inject() throws Exception;
+    }
+
     @Test
     void namesAcrossMdtsSurviveKilledMdts() throws Exception {
-        long seed = Long.getLong("plinth.seed", System.nanoTime());
         try (ProcessCluster cluster = ProcessCluster.start(directory, 1, List.of())) {
             // each step of an intent waits a little, so that kills land while intents are open
             cluster.meta().faults = FaultPoints.META_INTENT_STEP_DELAY_MILLIS + "=30";
             cluster.meta().kill();
             cluster.meta().start();
             ProcessCluster.MetaProcess mdt1 = cluster.addMdt(1, FaultPoints.META_INTENT_STEP_DELAY_MILLIS + "=30");
-            Config config = MiniCluster.testConfig().with("client.retry-timeout-millis", "60000");
-            try (PlinthClient client = cluster.client(config)) {
-                client.mkdir("/zero", 0755);
-                client.mkdir("/one", 0755, 1);
-            }
-            AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> workers = new ArrayList<>();
-            List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-            for (int w = 0; w < 2; w++) {
-                int worker = w;
-                workers.add(Thread.ofPlatform().start(() -> {
-                    try (PlinthClient client = cluster.client(config)) {
-                        work(client, worker, new Random(seed + worker), stop);
-                    } catch (Throwable e) {
-                        failures.add(e);
-                    }
-                }));
-            }
-            List<String> faults = new ArrayList<>();
-            long longestStall = 0;
-            List<ProcessCluster.MetaProcess> mdts = List.of(mdt1, cluster.meta());
-            for (int round = 0; round < 6; round++) {
-                Thread.sleep(2500);
-                ProcessCluster.MetaProcess victim = mdts.get(round % 2);
-                long before = acknowledged.get();
-                if (round < 4) {
+            ProcessCluster.MetaProcess mdt0 = cluster.meta();
+            List<Fault> faults = new ArrayList<>();
+            for (ProcessCluster.MetaProcess victim : List.of(mdt1, mdt0, mdt1, mdt0)) {
+                faults.add(() -> {
                     victim.kill();
-                    faults.add("kill MDT " + victim.mdt);
                     Thread.sleep(1000);
                     victim.start();
-                } else {
+                    return "kill MDT " + victim.mdt;
+                });
+            }
+            for (ProcessCluster.MetaProcess victim : List.of(mdt1, mdt0)) {
+                faults.add(() -> {
                     victim.pause(); // a hung MDT: its sockets stay open and nothing answers
-                    faults.add("pause MDT " + victim.mdt + " for 3 s");
                     Thread.sleep(3000);
                     victim.resume();
-                }
-                long restarted = System.nanoTime();
-                while (acknowledged.get() <= before + 2 && System.nanoTime() - restarted < TimeUnit.SECONDS.toNanos(60)) {
-                    Thread.sleep(20);
-                }
-                longestStall = Math.max(longestStall, (System.nanoTime() - restarted) / 1_000_000);
+                    return "pause MDT " + victim.mdt + " for 3 s";
+                });
             }
-            // a backup taken under the workload: its MDTs' copies agree, so it restores to a namespace fsck accepts
-            Path backup = directory.resolve("metadata.tar");
-            long beforeBackup = acknowledged.get();
-            String backedUp = TestProcesses.run(cluster.cli("backup", "create", "--out", backup.toString()), java.time.Duration.ofMinutes(2));
-            long duringBackup = acknowledged.get() - beforeBackup;
-            Thread.sleep(500);
-            stop.set(true);
-            for (Thread worker : workers) {
-                worker.join(TimeUnit.MINUTES.toMillis(3));
-            }
-            assertThat(failures).isEmpty();
+            exercise(cluster, MiniCluster.testConfig().with("client.retry-timeout-millis", "60000"), faults);
+        }
+    }
 
+    /**
+     * The same workload with MDT 0 as a Raft group of three replicas, each in a network namespace
+     * of its own (as {@link MetaGroupIT}): the nemesis kills its leader and a follower, pauses the
+     * leader, cuts the leader and then a follower off from the others, and kills MDT 1.
+     */
+    @Test
+    void namesAcrossMdtsSurviveFailuresOfAReplicatedMdt() throws Exception {
+        List<String> settings = List.of("rpc.timeout-millis=10000", "client.retry-timeout-millis=60000", "cluster.mdt-replica-timeout-millis=2000");
+        Config config = Config.defaults().with("rpc.timeout-millis", "10000").with("client.retry-timeout-millis", "60000")
+                .with("cluster.mdt-replica-timeout-millis", "2000");
+        try (ProcessCluster cluster = ProcessCluster.startIsolated(directory, 3, 1, settings)) {
             try (PlinthClient client = cluster.client(config)) {
-                // open intents are finished by their MDT's leader within a few seconds of it starting
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                List<dev.plinth.wire.messages.FsckMessages.Finding> findings = client.namespaceFindings();
-                while (!findings.isEmpty() && System.nanoTime() < deadline) {
-                    Thread.sleep(500);
-                    findings = client.namespaceFindings();
-                }
-                Map<String, List<Integer>> found = new HashMap<>();
-                List<String> leftovers = new ArrayList<>();
-                for (int d = 0; d < DIRECTORIES.size(); d++) {
-                    for (var entry : client.list(DIRECTORIES.get(d))) {
-                        if (entry.name().startsWith("f-")) {
-                            found.computeIfAbsent(entry.name(), name -> new ArrayList<>()).add(d);
-                        } else {
-                            leftovers.add(DIRECTORIES.get(d) + "/" + entry.name());
-                        }
-                    }
-                }
-                List<String> violations = new ArrayList<>();
-                for (Map.Entry<String, Integer> file : locations.entrySet()) {
-                    List<Integer> places = found.getOrDefault(file.getKey(), List.of());
-                    int expected = file.getValue();
-                    if (places.size() > 1 || expected >= 0 && !places.equals(List.of(expected))) {
-                        violations.add(file.getKey() + " expected in " + (expected < 0 ? "either" : DIRECTORIES.get(expected)) + ", found in " + places);
-                        continue;
-                    }
-                    for (int place : places) {
-                        byte[] bytes = read(client, DIRECTORIES.get(place) + "/" + file.getKey());
-                        if (!new String(bytes, StandardCharsets.UTF_8).equals(file.getKey())) {
-                            violations.add(file.getKey() + " holds other bytes");
-                        }
-                    }
-                }
-                for (String name : found.keySet()) {
-                    if (!locations.containsKey(name)) {
-                        violations.add(name + " exists but no worker made it");
-                    }
-                }
-                long carried = 0;
-                try (var logs = java.nio.file.Files.newDirectoryStream(directory, "meta*.log")) {
-                    for (Path log : logs) {
-                        carried += java.nio.file.Files.readAllLines(log).stream().filter(line -> line.contains("carrying on intent")).count();
-                    }
-                }
-                System.out.printf("cross-MDT crash test (seed %d): %d operations acknowledged, %d with unknown outcome, %d faults (%s), "
-                                + "%d intents carried on by a restarted leader, %d violations, longest wait for progress after a fault ended %d ms, "
-                                + "fsck findings %d, other names left %s%n",
-                        seed, acknowledged.get(), unknownOutcomes.get(), faults.size(), faults, carried, violations.size(), longestStall,
-                        findings.size(), leftovers);
-                String verified = TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), List.of("backup", "verify", backup.toString(),
-                        "--scratch", directory.toString())), java.time.Duration.ofMinutes(2));
-                System.out.printf("backup under the workload (%d changes acknowledged while it ran): %s%s", duringBackup, backedUp, verified);
-                assertThat(violations).isEmpty();
-                assertThat(verified).contains("MDT 0: ").contains("MDT 1: ").contains("restorable");
-                assertThat(findings).isEmpty();
-                assertThat(acknowledged.get()).isGreaterThan(50);
+                ProcessCluster.awaitMap(client, map -> map.mdt(0) != null && map.mdt(0).replicas().size() == 3, 30_000);
             }
+            ProcessCluster.MetaProcess mdt1 = cluster.addMdt(1);
+            List<ProcessCluster.MetaProcess> group = cluster.metaReplicas();
+            List<Fault> faults = List.of(
+                    () -> {
+                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                        leader.kill();
+                        Thread.sleep(2000);
+                        leader.start();
+                        return "kill MDT 0 leader meta-" + leader.index;
+                    },
+                    () -> {
+                        ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
+                        follower.kill();
+                        Thread.sleep(2000);
+                        follower.start();
+                        return "kill MDT 0 follower meta-" + follower.index;
+                    },
+                    () -> {
+                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                        leader.pause();
+                        Thread.sleep(3000);
+                        leader.resume();
+                        return "pause MDT 0 leader meta-" + leader.index + " for 3 s";
+                    },
+                    () -> {
+                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                        cutOff(cluster, group, leader, 3000);
+                        return "cut MDT 0 leader meta-" + leader.index + " off for 3 s";
+                    },
+                    () -> {
+                        ProcessCluster.awaitMetaLeader(group);
+                        ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
+                        cutOff(cluster, group, follower, 3000);
+                        return "cut MDT 0 follower meta-" + follower.index + " off for 3 s";
+                    },
+                    () -> {
+                        mdt1.kill();
+                        Thread.sleep(1000);
+                        mdt1.start();
+                        return "kill MDT 1";
+                    });
+            exercise(cluster, config, faults);
+        }
+    }
+
+    private static void cutOff(ProcessCluster cluster, List<ProcessCluster.MetaProcess> group, ProcessCluster.MetaProcess replica, long millis)
+            throws Exception {
+        for (ProcessCluster.MetaProcess other : group) {
+            if (other != replica) {
+                cluster.cut(replica, other);
+            }
+        }
+        Thread.sleep(millis);
+        for (ProcessCluster.MetaProcess other : group) {
+            if (other != replica) {
+                cluster.heal(replica, other);
+            }
+        }
+    }
+
+    /**
+     * Runs the workload on {@code cluster} (MDT 0 and MDT 1 up) while {@code faults} are injected one
+     * after another, 2.5 s apart; takes a backup under the workload; then checks every file, fsck
+     * and the backup, and prints what happened.
+     */
+    private void exercise(ProcessCluster cluster, Config config, List<Fault> faults) throws Exception {
+        long seed = Long.getLong("plinth.seed", System.nanoTime());
+        try (PlinthClient client = cluster.client(config)) {
+            client.mkdir("/zero", 0755);
+            client.mkdir("/one", 0755, 1);
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> workers = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int w = 0; w < 2; w++) {
+            int worker = w;
+            workers.add(Thread.ofPlatform().start(() -> {
+                try (PlinthClient client = cluster.client(config)) {
+                    work(client, worker, new Random(seed + worker), stop);
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        List<String> injected = new ArrayList<>();
+        long longestStall = 0;
+        for (Fault fault : faults) {
+            Thread.sleep(2500);
+            long before = acknowledged.get();
+            injected.add(fault.inject());
+            long over = System.nanoTime();
+            while (acknowledged.get() <= before + 2 && System.nanoTime() - over < TimeUnit.SECONDS.toNanos(60)) {
+                Thread.sleep(20);
+            }
+            longestStall = Math.max(longestStall, (System.nanoTime() - over) / 1_000_000);
+        }
+        // a backup taken under the workload: its MDTs' copies agree, so it restores to a namespace fsck accepts
+        Path backup = directory.resolve("metadata.tar");
+        long beforeBackup = acknowledged.get();
+        String backedUp = TestProcesses.run(cluster.cli("backup", "create", "--out", backup.toString()), java.time.Duration.ofMinutes(2));
+        long duringBackup = acknowledged.get() - beforeBackup;
+        Thread.sleep(500);
+        stop.set(true);
+        for (Thread worker : workers) {
+            worker.join(TimeUnit.MINUTES.toMillis(3));
+        }
+        assertThat(failures).isEmpty();
+
+        try (PlinthClient client = cluster.client(config)) {
+            // open intents are finished by their MDT's leader within a few seconds of it starting
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            List<dev.plinth.wire.messages.FsckMessages.Finding> findings = client.namespaceFindings();
+            while (!findings.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(500);
+                findings = client.namespaceFindings();
+            }
+            Map<String, List<Integer>> found = new HashMap<>();
+            List<String> leftovers = new ArrayList<>();
+            for (int d = 0; d < DIRECTORIES.size(); d++) {
+                for (var entry : client.list(DIRECTORIES.get(d))) {
+                    if (entry.name().startsWith("f-")) {
+                        found.computeIfAbsent(entry.name(), name -> new ArrayList<>()).add(d);
+                    } else {
+                        leftovers.add(DIRECTORIES.get(d) + "/" + entry.name());
+                    }
+                }
+            }
+            List<String> violations = new ArrayList<>();
+            for (Map.Entry<String, Integer> file : locations.entrySet()) {
+                List<Integer> places = found.getOrDefault(file.getKey(), List.of());
+                int expected = file.getValue();
+                if (places.size() > 1 || expected >= 0 && !places.equals(List.of(expected))) {
+                    violations.add(file.getKey() + " expected in " + (expected < 0 ? "either" : DIRECTORIES.get(expected)) + ", found in " + places);
+                    continue;
+                }
+                for (int place : places) {
+                    byte[] bytes = read(client, DIRECTORIES.get(place) + "/" + file.getKey());
+                    if (!new String(bytes, StandardCharsets.UTF_8).equals(file.getKey())) {
+                        violations.add(file.getKey() + " holds other bytes");
+                    }
+                }
+            }
+            for (String name : found.keySet()) {
+                if (!locations.containsKey(name)) {
+                    violations.add(name + " exists but no worker made it");
+                }
+            }
+            long carried = 0;
+            try (var logs = java.nio.file.Files.newDirectoryStream(directory, "meta*.log")) {
+                for (Path log : logs) {
+                    carried += java.nio.file.Files.readAllLines(log).stream().filter(line -> line.contains("carrying on intent")).count();
+                }
+            }
+            System.out.printf("cross-MDT crash test (seed %d): %d operations acknowledged, %d with unknown outcome, %d faults (%s), "
+                            + "%d intents carried on by a restarted leader, %d violations, longest wait for progress after a fault ended %d ms, "
+                            + "fsck findings %d, other names left %s%n",
+                    seed, acknowledged.get(), unknownOutcomes.get(), injected.size(), injected, carried, violations.size(), longestStall,
+                    findings.size(), leftovers);
+            String verified = TestProcesses.run(TestProcesses.plinth(List.of("-Xmx256m"), List.of("backup", "verify", backup.toString(),
+                    "--scratch", directory.toString())), java.time.Duration.ofMinutes(2));
+            System.out.printf("backup under the workload (%d changes acknowledged while it ran): %s%s", duringBackup, backedUp, verified);
+            assertThat(violations).isEmpty();
+            assertThat(verified).contains("MDT 0: ").contains("MDT 1: ").contains("restorable");
+            assertThat(findings).isEmpty();
+            assertThat(acknowledged.get()).isGreaterThan(50);
         }
     }
 

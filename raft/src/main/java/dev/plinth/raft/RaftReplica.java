@@ -326,10 +326,37 @@ public final class RaftReplica implements AutoCloseable {
             // The division's own method submits on this thread; RaftServer's hands the request to a client
             // executor and waits for it there: two thread switches per change, measured at ~0.3 ms here.
             return ((RaftClientAsynchronousProtocol) server.getDivision(group.getGroupId())).submitClientRequestAsync(request)
-                    .thenApply(RaftReplica::content);
+                    .handle((reply, failure) -> {
+                        if (failure != null) {
+                            throw failed(failure);
+                        }
+                        return content(reply);
+                    });
         } catch (IOException e) {
             return CompletableFuture.failedFuture(new PlinthException(ErrorCode.UNAVAILABLE, group.getGroupId() + " log: " + e.getMessage(), e));
         }
+    }
+
+    /**
+     * A request Ratis failed rather than answered (it fails a read, or a write, with the exception
+     * itself when this replica stops leading meanwhile), as a typed error: NOT_LEADER where
+     * another replica may take it, UNAVAILABLE otherwise. Raw, it reached clients as INTERNAL.
+     */
+    private PlinthException failed(Throwable failure) {
+        Throwable cause = failure;
+        while ((cause instanceof java.util.concurrent.CompletionException || cause instanceof java.util.concurrent.ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof PlinthException plinth) {
+            return plinth;
+        }
+        if (cause instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
+                || cause instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
+                || cause instanceof org.apache.ratis.protocol.exceptions.LeaderSteppingDownException) {
+            return new PlinthException(ErrorCode.NOT_LEADER, cause.getMessage());
+        }
+        return new PlinthException(ErrorCode.UNAVAILABLE, group.getGroupId() + " log: " + cause, cause);
     }
 
     private static byte[] content(RaftClientReply reply) {
