@@ -334,7 +334,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
                 case RENAME -> rename(intent);
             };
         } catch (PlinthException e) {
-            if (!transient_(e.code())) {
+            if (!e.code().retryable()) { // a retryable error leaves the intent open: the other MDT may answer later
                 finish(intent, false, 0, null); // refused for good: the names stay as they were
                 releaseRenameLock(intent);
             }
@@ -398,27 +398,12 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         return "MDT " + self + " intent " + intent.intentId();
     }
 
-    /** Takes MDT 0's rename lock for {@code intent}, waiting while another move holds it (as long as an MDT is waited for). */
+    /**
+     * Takes MDT 0's rename lock for {@code intent}: {@link #ask} waits while another move holds it
+     * (BUSY), as long as it waits for an MDT.
+     */
     private void takeRenameLock(RemoteIntent intent) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OTHER_MDT_WAIT_MILLIS);
-        long pause = 1;
-        while (true) {
-            try {
-                ask(0, new dev.plinth.wire.messages.CrossMdtMessages.RenameLock(INTERNAL, renameLockHolder(intent), true, RENAME_LOCK_LEASE_MILLIS));
-                return;
-            } catch (PlinthException e) {
-                if (e.code() != ErrorCode.BUSY || System.nanoTime() > deadline) {
-                    throw e;
-                }
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping");
-            }
-            pause = Math.min(50, pause * 2);
-        }
+        ask(0, new dev.plinth.wire.messages.CrossMdtMessages.RenameLock(INTERNAL, renameLockHolder(intent), true, RENAME_LOCK_LEASE_MILLIS));
     }
 
     private void releaseRenameLock(RemoteIntent intent) {
@@ -516,7 +501,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
                     throw unwrap(e);
                 }
             } catch (PlinthException e) {
-                if (!transient_(e.code()) || System.nanoTime() > deadline) {
+                if (!e.code().retryable() || System.nanoTime() > deadline) {
                     throw e;
                 }
             }
@@ -527,12 +512,6 @@ final class RemoteEntryCoordinator implements AutoCloseable {
                 throw new PlinthException(ErrorCode.UNAVAILABLE, "metadata service is stopping");
             }
         }
-    }
-
-    /** Errors after which the other MDT may answer later: the intent stays open. */
-    private static boolean transient_(ErrorCode code) {
-        return code == ErrorCode.UNAVAILABLE || code == ErrorCode.TIMED_OUT || code == ErrorCode.NOT_LEADER || code == ErrorCode.BUSY
-                || code == ErrorCode.NOT_READY;
     }
 
     private static RuntimeException unwrap(Throwable failure) {
