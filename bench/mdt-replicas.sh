@@ -10,6 +10,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-mdt-bench}"); FILES=${2:-5000}; ROUNDS=${3:-2}; KILLS=${4:-3}
 PLINTH="$HERE/bin/plinth"
+. "$(dirname "$0")/need.sh"; need python3
 PIDS=()
 MOUNTPOINT="$BASE/mnt"
 cleanup() {
@@ -20,10 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 "$PLINTH" --version >/dev/null   # builds on first use
-
-await_file() { for _ in $(seq 120); do [ -s "$1" ] && return 0; sleep 0.5; done; echo "no $1; see the logs in $BASE" >&2; exit 1; }
-# CPU seconds (user + system) a process has used so far
-cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 # starts mgmt, one storage node and REPLICAS meta processes under $BASE/$REPLICAS; sets MGMT_PID, STORAGE_PID, META_PIDS
 start_cluster() {
@@ -67,11 +64,11 @@ measure_setup() {
   for pid in "${pids[@]}"; do after+=("$(cpu_seconds "$pid")"); done
   for kind in create stat unlink; do
     printf '%-24s %10s\n' "$replicas replica(s) ${kind}s/s" \
-      "$(awk -v k="$kind" '$1 == k {print $3}' "$out" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
+      "$(awk -v k="$kind" '$1 == k {print $3}' "$out" | median)"
   done
   for i in "${!pids[@]}"; do
     printf '%-24s %10s\n' "  ${names[$i]} CPU ms/file" \
-      "$(python3 -c "import sys; print('%.3f' % (1000 * (float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))" "${before[$i]}" "${after[$i]}" "$files_done")"
+      "$(ms_per "${before[$i]}" "${after[$i]}" "$files_done")"
   done
   stop_cluster
 }

@@ -10,6 +10,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$(realpath -m "${1:-/tmp/plinth-mdt-scaling}"); FILES=${2:-5000}; ROUNDS=${3:-3}; THREADS=${4:-4}
 PLINTH="$HERE/bin/plinth"
+. "$(dirname "$0")/need.sh"; need python3
 PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -18,10 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 "$PLINTH" --version >/dev/null   # builds on first use
-
-await_file() { for _ in $(seq 120); do [ -s "$1" ] && return 0; sleep 0.5; done; echo "no $1; see the logs in $BASE" >&2; exit 1; }
-cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 # starts mgmt, one storage node and MDTS single-replica MDTs under $BASE/$MDTS; sets PIDS_BY_NAME
 start_cluster() {
@@ -71,7 +68,7 @@ measure_setup() {
   done
   for i in "${!names[@]}"; do
     printf '%-34s %10s\n' "  ${names[$i]} CPU ms per file (3 ops)" \
-      "$(python3 -c "import sys; print('%.3f' % (1000 * (float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))" "${before[$i]}" "${after[$i]}" "$files_done")"
+      "$(ms_per "${before[$i]}" "${after[$i]}" "$files_done")"
   done
   cleanup; PIDS=()
 }
