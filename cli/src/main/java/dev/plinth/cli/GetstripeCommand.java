@@ -47,6 +47,9 @@ final class GetstripeCommand implements Callable<Integer> {
                 object.put("obdidx", chain == null || chain.targetIds().isEmpty() ? -1 : chain.targetIds().getFirst());
                 object.put("chain", layout.chainIds().get(i));
                 object.put("targets", chain == null ? List.of() : chain.targetIds());
+                if (layout.erasureCoded()) {
+                    object.put("stale", layout.staleCell(i));
+                }
                 objects.add(object);
             }
             if (json) {
@@ -63,6 +66,9 @@ final class GetstripeCommand implements Callable<Integer> {
                 out.put("ec_data", layout.dataCells());
                 out.put("ec_parity", layout.parityCells());
                 out.put("compression", layout.compressionName());
+                if (layout.erasureCoded() && !attributes.isDirectory()) {
+                    out.put("stale_cells", layout.staleCellList());
+                }
                 if (!attributes.isDirectory()) {
                     out.put("logical_bytes", attributes.sizeBytes());
                     out.put("stored_bytes", storedBytes(plinth, attributes));
@@ -83,6 +89,10 @@ final class GetstripeCommand implements Callable<Integer> {
             System.out.printf("plinth_redundancy: %s%n", layout.erasureCoded()
                     ? "ec " + layout.dataCells() + "+" + layout.parityCells() : "replicas " + layout.replicas());
             System.out.printf("plinth_compression: %s%n", layout.compressionName());
+            if (layout.staleCells() != 0) {
+                System.out.printf("plinth_stale_cells: %s (written around while their targets were away; read by decoding until the "
+                        + "upkeep rebuilds them)%n", layout.staleCellList());
+            }
             if (!attributes.isDirectory()) {
                 System.out.printf("plinth_logical_bytes: %d%n", attributes.sizeBytes());
                 Long stored = storedBytes(plinth, attributes);

@@ -133,8 +133,10 @@ public final class CellRebuild {
             for (int cell : moved) {
                 chains.set(cell, replacementChain(map, layout.pool(), inodeId, chains, moved, goneTargets));
             }
-            Layout next = layout.withChains(chains);
-            ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, layout.chunkOwner(inodeId), next)
+            long movedMask = moved.stream().mapToLong(cell -> 1L << cell).reduce(0, (a, b) -> a | b);
+            // a moved cell is decoded onto its new chain whether it was stale or not; the stale cells that stay are left out
+            Layout next = layout.withChains(chains).withStaleCells(layout.staleCells() & ~movedMask);
+            ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(client, inodeId, next)
                     .checkParity(current.layout().storedSize(current.sizeBytes()), true, 0, bytes -> {});
             List<String> failed = check.problems().stream().filter(problem -> !problem.endsWith("(repaired)")).toList();
             if (!failed.isEmpty()) {

@@ -9,6 +9,7 @@ import dev.plinth.common.StripeMath.Piece;
 import dev.plinth.common.ec.ErasureCode;
 import dev.plinth.wire.RpcClient;
 import dev.plinth.wire.RpcResponse;
+import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MgmtMessages.ChainInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetInfo;
 import dev.plinth.wire.messages.MgmtMessages.TargetState;
@@ -56,8 +57,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * group's parity again from its data (heals it). This assumes one writing client per file at a
  * time, as HDFS's erasure-coded files do.
  *
- * <p>A write needs every cell's target: it waits and retries while one is away, as replicated
- * writes wait for their chain.
+ * <p>A write goes on without cells whose targets the cluster map has taken offline, up to
+ * {@code m} of them: the file's layout first names them stale ({@link MetaMessages.MarkCellsStale},
+ * answered before the first write that leaves them out), and from then on every handle opened on
+ * the file leaves them out of its writes and decodes them on reads, because they may hold bytes
+ * older than their rows. The upkeep rebuilds them once their targets are back
+ * ({@link #mendStaleCells}). While a failing cell's target is still online in the map (a restart,
+ * a pause shorter than the node timeout), writes wait and retry as replicated writes wait for
+ * their chain.
  */
 final class ErasureCodedStripes implements StripeIo {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ErasureCodedStripes.class);
@@ -68,8 +75,13 @@ final class ErasureCodedStripes implements StripeIo {
     private static final AtomicLong TAGS = new AtomicLong(new SecureRandom().nextLong());
 
     private final PlinthClient client;
+    /** The file's inode id, which its metadata changes name. */
+    private final long fileId;
+    /** The id that names the file's chunks (its own, or a migration copy's). */
     private final long inodeId;
     private final Layout layout;
+    /** Cells left out of writes and decoded on reads (a bit per cell): the layout's, and those this handle marked since. */
+    private volatile long stale;
     private final int k;
     private final int m;
     private final int cellBytes;
@@ -88,10 +100,12 @@ final class ErasureCodedStripes implements StripeIo {
     /** Chunk groups whose cells this handle knows to carry one tag (it wrote them all). Guarded by {@code this}. */
     private final Map<Long, Long> knownTags = new HashMap<>();
 
-    ErasureCodedStripes(PlinthClient client, long inodeId, Layout layout) {
+    ErasureCodedStripes(PlinthClient client, long fileId, Layout layout) {
         this.client = client;
-        this.inodeId = inodeId;
+        this.fileId = fileId;
+        this.inodeId = layout.chunkOwner(fileId);
         this.layout = layout;
+        this.stale = layout.staleCells();
         this.k = layout.dataCells();
         this.m = layout.parityCells();
         this.cellBytes = layout.stripeSizeBytes();
@@ -265,7 +279,14 @@ final class ErasureCodedStripes implements StripeIo {
         int from = lo / block * block;
         int to = Math.min(cellBytes, (hi + block - 1) / block * block);
         Retry.call(client.retryMillis(), () -> {
-            writeRowOnce(row, from, to);
+            try {
+                writeRowOnce(row, from, to);
+            } catch (PlinthException e) {
+                if (e.code().retryable()) {
+                    goOnWithoutOfflineCells();
+                }
+                throw e;
+            }
             return null;
         }, client::refreshClusterMapSoon);
     }
@@ -314,15 +335,20 @@ final class ErasureCodedStripes implements StripeIo {
             code.encode(data, parity, length);
             long tag = nextTag();
             forgetTag(group); // until every cell has the new one
+            long leftOut = stale;
             List<CompletableFuture<RpcResponse<Record>>> writes = new ArrayList<>(k + m);
             int base = chunkOffset(row.row);
             for (int i = 0; i < k; i++) {
                 boolean written = row.written[i] != null && !row.written[i].isEmpty();
-                writes.add(written ? writeCell(i, group, base + lo, Unpooled.wrappedBuffer(data[i]), tag)
-                        : writeCell(i, group, 0, Unpooled.EMPTY_BUFFER, tag)); // the tag only
+                if (!hasCell(leftOut, i)) {
+                    writes.add(written ? writeCell(i, group, base + lo, Unpooled.wrappedBuffer(data[i]), tag)
+                            : writeCell(i, group, 0, Unpooled.EMPTY_BUFFER, tag)); // the tag only
+                }
             }
             for (int p = 0; p < m; p++) {
-                writes.add(writeCell(k + p, group, base + lo, parityBuffers[p].retainedSlice(), tag));
+                if (!hasCell(leftOut, k + p)) {
+                    writes.add(writeCell(k + p, group, base + lo, parityBuffers[p].retainedSlice(), tag));
+                }
             }
             try {
                 ReplicatedChains.awaitAll(writes);
@@ -334,6 +360,8 @@ final class ErasureCodedStripes implements StripeIo {
                 // rebuilds the damaged one from the others before it writes again
                 throw new PlinthException(ErrorCode.UNAVAILABLE, "a cell of inode " + inodeId + " chunk group " + group + " is damaged: "
                         + e.detail(), e);
+            } catch (RuntimeException e) { // a chain without a member to write to, for one
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "inode " + inodeId + " chunk group " + group + ": " + e, e);
             }
             rememberTag(group, tag);
         } finally {
@@ -343,6 +371,58 @@ final class ErasureCodedStripes implements StripeIo {
                 }
             }
         }
+    }
+
+    private static boolean hasCell(long cells, int cell) {
+        return (cells >>> cell & 1) != 0;
+    }
+
+    /**
+     * After a row write failed in a way that passes: cells whose targets the cluster map has
+     * offline are marked stale, where the file can do without them (at most {@code m} stale in
+     * all), so that the next try goes on without them. A target that is only slow or restarting
+     * is still online in the map, and the write waits for it.
+     */
+    private void goOnWithoutOfflineCells() {
+        long away = offlineCells(~stale & ((1L << (k + m)) - 1));
+        if (away != 0 && Long.bitCount(stale | away) <= m) {
+            markStale(away);
+        }
+    }
+
+    /** Of {@code cells}, those whose target the cluster map (fetched again) has offline. */
+    private long offlineCells(long cells) {
+        var map = client.refreshClusterMap();
+        long offline = 0;
+        for (int cell = 0; cell < k + m; cell++) {
+            if (!hasCell(cells, cell)) {
+                continue;
+            }
+            ChainInfo chain = map.chain(layout.chainIds().get(cell));
+            boolean online = chain != null && chain.targetIds().stream().allMatch(target -> {
+                TargetInfo info = map.target(target);
+                return info != null && info.state() == TargetState.ONLINE;
+            });
+            offline |= online ? 0 : 1L << cell;
+        }
+        return offline;
+    }
+
+    /** Names cells {@code cells} stale in the file's layout, then leaves them out of this handle's writes and reads. */
+    private void markStale(long cells) {
+        synchronized (this) {
+            if ((stale | cells) == stale) {
+                return;
+            }
+        }
+        client.meta(new MetaMessages.MarkCellsStale(client.header(), fileId, cells));
+        synchronized (this) {
+            stale |= cells;
+            knownTags.clear(); // the tags of the cells left are what counts now
+        }
+        decoded.clear();
+        log.warn("inode {}: writing without cells {} while their targets are offline; the upkeep rebuilds them when they are back", fileId,
+                layout.withStaleCells(stale).staleCellList());
     }
 
     private synchronized void rememberTag(long group, long tag) {
@@ -369,24 +449,28 @@ final class ErasureCodedStripes implements StripeIo {
                 return;
             }
         }
-        List<CompletableFuture<CellBytes>> reads = new ArrayList<>(k + m);
-        for (int cell = 0; cell < k + m; cell++) {
-            reads.add(readCell(cell, group, 0, 0));
-        }
+        long leftOut = stale;
         long[] tags = new long[k + m];
         int[] lengths = new int[k + m];
-        for (int cell = 0; cell < k + m; cell++) {
-            try (CellBytes read = join(reads.get(cell))) {
-                tags[cell] = read.tag();
-                lengths[cell] = read.chunkLength();
+        Map<Long, List<Integer>> byTag = new HashMap<>();
+        CellBytes[] read = new CellBytes[k + m];
+        PlinthException[] failures = new PlinthException[k + m];
+        fetch(read, failures, group, 0, 0, liveCells(leftOut)); // every reply is taken, so none is left unreleased
+        for (int cell : liveCells(leftOut)) {
+            if (read[cell] != null) {
+                tags[cell] = read[cell].tag();
+                lengths[cell] = read[cell].chunkLength();
+                read[cell].close();
             }
         }
-        Map<Long, List<Integer>> byTag = new HashMap<>();
-        for (int cell = 0; cell < k + m; cell++) {
+        for (int cell : liveCells(leftOut)) {
+            if (failures[cell] != null) {
+                throw failures[cell];
+            }
             byTag.computeIfAbsent(tags[cell], tag -> new ArrayList<>()).add(cell);
         }
         if (byTag.size() == 1) {
-            rememberTag(group, tags[0]);
+            rememberTag(group, byTag.keySet().iterator().next());
             return;
         }
         List<Integer> agreeing = byTag.values().stream().max(java.util.Comparator.comparingInt(List::size)).orElseThrow();
@@ -397,7 +481,7 @@ final class ErasureCodedStripes implements StripeIo {
         if (agreeing.size() >= k) {
             List<Integer> others = new ArrayList<>();
             for (int cell = 0; cell < k + m; cell++) {
-                if (!agreeing.contains(cell)) {
+                if (!agreeing.contains(cell) && !hasCell(leftOut, cell)) {
                     others.add(cell);
                 }
             }
@@ -496,10 +580,14 @@ final class ErasureCodedStripes implements StripeIo {
         }
         ReplicatedChains.awaitAll(cuts);
         List<CompletableFuture<RpcResponse<Record>>> writes = new ArrayList<>(k + m);
+        long leftOut = stale;
         for (int cell = 0; cell < k + m; cell++) {
             int index = -1;
             for (int w = 0; w < which.length; w++) {
                 index = which[w] == cell ? w : index;
+            }
+            if (index < 0 && hasCell(leftOut, cell)) {
+                continue; // a stale cell takes no tag it has not been rebuilt under
             }
             writes.add(index >= 0 && length > 0 ? writeCell(cell, group, 0, Unpooled.wrappedBuffer(contents[index]), tag)
                     : writeCell(cell, group, 0, Unpooled.EMPTY_BUFFER, tag));
@@ -576,6 +664,9 @@ final class ErasureCodedStripes implements StripeIo {
         ReadChunk request;
         CompletableFuture<RpcResponse<ReadChunkResult>> call;
         try {
+            if (hasCell(stale, cell)) {
+                throw new PlinthException(ErrorCode.UNAVAILABLE, "cell " + cell + " is stale (written around while its target was away)");
+            }
             if (length > 0 && cell < dev.plinth.common.FaultPoints.value(dev.plinth.common.FaultPoints.CLIENT_EC_UNREADABLE_CELLS, 0)) {
                 throw new PlinthException(ErrorCode.UNAVAILABLE, "cell " + cell + " is unreadable (injected: "
                         + dev.plinth.common.FaultPoints.CLIENT_EC_UNREADABLE_CELLS + ")");
@@ -773,7 +864,7 @@ final class ErasureCodedStripes implements StripeIo {
     ParityCheck checkParity(long sizeBytes, boolean repair, long settleMillis, java.util.function.LongConsumer groupRead) {
         long rowBytes = rowBytes();
         long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
-        long groups = (parityLength + chunkBytes - 1) / chunkBytes;
+        long groups = groups(sizeBytes);
         List<String> problems = new ArrayList<>();
         long repaired = 0;
         for (long group = 0; group < groups; group++) {
@@ -812,8 +903,9 @@ final class ErasureCodedStripes implements StripeIo {
     private String checkGroup(long group) {
         CellBytes[] cells = new CellBytes[k + m];
         PlinthException[] failures = new PlinthException[k + m];
+        long leftOut = stale;
         try {
-            fetch(cells, failures, group, 0, chunkBytes, java.util.stream.IntStream.range(0, k + m).toArray());
+            fetch(cells, failures, group, 0, chunkBytes, liveCells(leftOut));
             List<String> problems = new ArrayList<>();
             for (int cell = 0; cell < k + m; cell++) {
                 if (failures[cell] != null) {
@@ -831,7 +923,7 @@ final class ErasureCodedStripes implements StripeIo {
             if (tags.size() > 1) {
                 problems.add("its cells carry " + tags.size() + " different tags (a write was interrupted)");
             }
-            if (problems.isEmpty() && length > 0) {
+            if (problems.isEmpty() && length > 0 && leftOut == 0) { // with cells stale, agreeing tags are what can be checked
                 ByteBuffer[] data = new ByteBuffer[k];
                 for (int i = 0; i < k; i++) {
                     data[i] = cells[i].copy(length);
@@ -868,8 +960,9 @@ final class ErasureCodedStripes implements StripeIo {
         List<Integer> agreeing;
         long tag;
         int length = 0;
+        long leftOut = stale;
         try {
-            fetch(cells, failures, group, 0, chunkBytes, java.util.stream.IntStream.range(0, k + m).toArray());
+            fetch(cells, failures, group, 0, chunkBytes, liveCells(leftOut));
             Map<Long, List<Integer>> byTag = new HashMap<>();
             for (int cell = 0; cell < k + m; cell++) {
                 if (cells[cell] != null) {
@@ -889,7 +982,7 @@ final class ErasureCodedStripes implements StripeIo {
         if (agreeing.size() >= k) {
             List<Integer> bad = new ArrayList<>();
             for (int cell = 0; cell < k + m; cell++) {
-                if (!agreeing.contains(cell)) {
+                if (!agreeing.contains(cell) && !hasCell(leftOut, cell)) {
                     bad.add(cell);
                 }
             }
@@ -901,6 +994,108 @@ final class ErasureCodedStripes implements StripeIo {
             }
         }
         remakeParity(group, length);
+    }
+
+    /** The cells not in {@code leftOut}, in order. */
+    private int[] liveCells(long leftOut) {
+        return java.util.stream.IntStream.range(0, k + m).filter(cell -> !hasCell(leftOut, cell)).toArray();
+    }
+
+    /**
+     * Rebuilds the stale cells of a file of {@code sizeBytes} (stored size) from the others,
+     * chunk group by chunk group, whatever they hold, and cuts their objects past the file's end;
+     * returns the cells rebuilt (a bit each). The caller then clears them with
+     * {@link MetaMessages.ClearStaleCells}, which holds only if the file did not change meanwhile.
+     * Only the stale cells are written, each under the tag its group's other cells carry: a writer
+     * that opens the file meanwhile leaves them out, so the two never write the same cell, and a
+     * group it rewrites meanwhile disagrees with the rebuilt cell, which the next rebuild mends.
+     * Blocking.
+     */
+    long mendStaleCells(long sizeBytes) {
+        long mending = stale;
+        if (mending == 0) {
+            return 0;
+        }
+        long groups = groups(sizeBytes);
+        List<Integer> cells = layout.withStaleCells(mending).staleCellList();
+        Retry.call(client.retryMillis(), () -> {
+            List<CompletableFuture<RpcResponse<Record>>> cuts = new ArrayList<>();
+            for (int cell : cells) {
+                int target = client.chain(layout.chainIds().get(cell)).writeTargets().getFirst();
+                cuts.add(client.storage(target).callAsync(new TruncateObject(target, inodeId, cell, groups * chunkBytes, chunkBytes), null,
+                        Duration.ofMillis(client.timeoutMillis())));
+            }
+            ReplicatedChains.awaitAll(cuts);
+            return null;
+        }, client::refreshClusterMapSoon);
+        for (long group = 0; group < groups; group++) {
+            long chunkGroup = group;
+            Retry.call(client.retryMillis(), () -> {
+                mendGroup(chunkGroup, cells);
+                return null;
+            }, client::refreshClusterMapSoon);
+        }
+        return mending;
+    }
+
+    /** Decodes cells {@code stale} of a chunk group from {@code k} others of one tag and writes them under that tag. */
+    private void mendGroup(long group, List<Integer> staleCells) {
+        int[] live = liveCells(stale);
+        CellBytes[] cells = new CellBytes[k + m];
+        PlinthException[] failures = new PlinthException[k + m];
+        try {
+            fetch(cells, failures, group, 0, chunkBytes, live);
+            Map<Long, List<Integer>> byTag = new HashMap<>();
+            int length = 0;
+            for (int cell : live) {
+                if (cells[cell] != null) {
+                    byTag.computeIfAbsent(cells[cell].tag(), t -> new ArrayList<>()).add(cell);
+                    length = Math.max(length, cells[cell].chunkLength());
+                }
+            }
+            List<Integer> agreeing = byTag.values().stream().max(java.util.Comparator.comparingInt(List::size)).orElse(List.of());
+            if (agreeing.size() < k) {
+                PlinthException cause = Arrays.stream(failures).filter(java.util.Objects::nonNull).findFirst().orElse(null);
+                // fewer than k readable: a target away, tried again; fewer than k agreeing: a torn write, for the parity check to mend
+                throw new PlinthException(cause != null && cause.code().retryable() ? ErrorCode.UNAVAILABLE : ErrorCode.IO_ERROR, "inode "
+                        + fileId + " chunk group " + group + ": only " + agreeing.size() + " cells agree to rebuild its stale cells from, "
+                        + k + " needed", cause);
+            }
+            long tag = cells[agreeing.getFirst()].tag();
+            int[] inputsAt = agreeing.subList(0, k).stream().mapToInt(Integer::intValue).toArray();
+            ByteBuffer[] inputs = new ByteBuffer[k];
+            for (int j = 0; j < k; j++) {
+                inputs[j] = cells[inputsAt[j]].copy(length);
+            }
+            int[] wanted = staleCells.stream().mapToInt(Integer::intValue).toArray();
+            ByteBuffer[] outputs = new ByteBuffer[wanted.length];
+            for (int o = 0; o < outputs.length; o++) {
+                outputs[o] = ByteBuffer.allocateDirect(Math.max(1, length)).limit(length);
+            }
+            code.decode(inputsAt, inputs, wanted, outputs, length);
+            List<CompletableFuture<RpcResponse<Record>>> cuts = new ArrayList<>();
+            for (int cell : wanted) {
+                cuts.add(cutCell(cell, group, 0)); // to nothing first: a cut inside a damaged block would be refused
+            }
+            ReplicatedChains.awaitAll(cuts);
+            List<CompletableFuture<RpcResponse<Record>>> writes = new ArrayList<>();
+            for (int o = 0; o < wanted.length; o++) {
+                writes.add(writeCell(wanted[o], group, 0, length > 0 ? Unpooled.wrappedBuffer(outputs[o]) : Unpooled.EMPTY_BUFFER, tag));
+            }
+            ReplicatedChains.awaitAll(writes);
+        } finally {
+            for (CellBytes cell : cells) {
+                if (cell != null) {
+                    cell.close();
+                }
+            }
+        }
+    }
+
+    private long groups(long sizeBytes) {
+        long rowBytes = rowBytes();
+        long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
+        return (parityLength + chunkBytes - 1) / chunkBytes;
     }
 
     // ---- truncate and sync
@@ -932,7 +1127,8 @@ final class ErasureCodedStripes implements StripeIo {
         Retry.call(client.retryMillis(), () -> {
             List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
             Duration timeout = Duration.ofMillis(client.timeoutMillis());
-            for (int cell = 0; cell < k + m; cell++) {
+            long leftOut = stale; // cut when they are rebuilt
+            for (int cell : liveCells(leftOut)) {
                 int target = client.chain(layout.chainIds().get(cell)).writeTargets().getFirst();
                 calls.add(client.storage(target).callAsync(new TruncateObject(target, inodeId, cell, keptGroups * chunkBytes, chunkBytes), null,
                         timeout));
@@ -940,6 +1136,9 @@ final class ErasureCodedStripes implements StripeIo {
             ReplicatedChains.awaitAll(calls);
             calls.clear();
             for (int cell = 0; keptGroups > 0 && cell < k + m; cell++) {
+                if (hasCell(leftOut, cell)) {
+                    continue;
+                }
                 long objectLength = cell < k ? StripeMath.objectLength(dataLayout, newSize, cell) : parityLength;
                 long lastGroupStart = (keptGroups - 1) * chunkBytes;
                 if (objectLength < keptGroups * chunkBytes) {
@@ -970,7 +1169,8 @@ final class ErasureCodedStripes implements StripeIo {
     public void sync() {
         flush();
         awaitGroups();
-        ReplicatedChains.syncTargets(client, inodeId, layout);
+        int[] live = liveCells(stale); // a stale cell's target holds nothing this handle wrote
+        ReplicatedChains.syncTargets(client, inodeId, Arrays.stream(live).mapToObj(layout.chainIds()::get).toList());
     }
 
     /** Sorted, merged, disjoint ranges [from, to) of a cell that a handle wrote. */

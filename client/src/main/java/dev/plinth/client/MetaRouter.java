@@ -52,6 +52,8 @@ final class MetaRouter {
             case MetaMessages.SetLayout r -> r.inodeId();
             case MetaMessages.SwapLayout r -> r.inodeId();
             case MetaMessages.ReplaceCellChains r -> r.inodeId();
+            case MetaMessages.MarkCellsStale r -> r.inodeId();
+            case MetaMessages.ClearStaleCells r -> r.inodeId();
             case MetaMessages.SetLock r -> r.inodeId();
             case HsmMessages.GetHsmState r -> r.inodeId();
             case HsmMessages.SetHsmFlags r -> r.inodeId();

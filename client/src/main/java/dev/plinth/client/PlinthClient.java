@@ -751,9 +751,61 @@ public final class PlinthClient implements AutoCloseable {
         if (file.layout() == null || !file.layout().erasureCoded()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "inode " + file.inodeId() + " is not erasure-coded");
         }
-        ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.layout().chunkOwner(file.inodeId()), file.layout())
+        List<String> problems = new ArrayList<>();
+        boolean staleRepaired = false;
+        if (file.layout().staleCells() != 0) { // one problem of the file's, counted as one repair where it is mended
+            String stale = "cells " + file.layout().staleCellList() + " are stale (written around while their targets were away)";
+            if (repair) {
+                try {
+                    file = mendStaleCells(file);
+                    staleRepaired = true;
+                    stale += " (repaired)";
+                } catch (PlinthException e) {
+                    stale += " (not repaired: " + e.getMessage() + ")";
+                }
+            }
+            problems.add(stale);
+        }
+        ErasureCodedStripes.ParityCheck check = new ErasureCodedStripes(this, file.inodeId(), file.layout())
                 .checkParity(file.layout().storedSize(file.sizeBytes()), repair, 1000, groupRead);
-        return new ParityReport(check.groups(), check.problems(), check.repaired());
+        problems.addAll(check.problems());
+        return new ParityReport(check.groups(), problems, check.repaired() + (staleRepaired ? 1 : 0));
+    }
+
+    /**
+     * Rebuilds an erasure-coded file's stale cells from its other cells (their targets must be
+     * online) and clears them in its layout ({@link MetaMessages.ClearStaleCells}); returns the
+     * file's attributes after. BUSY where the file is open or changes meanwhile (the upkeep tries
+     * again later).
+     */
+    public Attributes mendStaleCells(Attributes file) {
+        Layout layout = file.layout();
+        if (layout == null || layout.staleCells() == 0) {
+            return file;
+        }
+        if (dev.plinth.wire.messages.HsmMessages.released(file)) {
+            return clearStaleCells(file, layout.staleCells()); // its chunks are gone: a restore writes every cell anew
+        }
+        clearStaleCells(file, 0); // open or changing: BUSY now rather than after reading the whole file
+        long mended = new ErasureCodedStripes(this, file.inodeId(), layout).mendStaleCells(layout.storedSize(file.sizeBytes()));
+        return clearStaleCells(file, mended);
+    }
+
+    private Attributes clearStaleCells(Attributes file, long cells) {
+        try {
+            return this.<AttributesReply>meta(new MetaMessages.ClearStaleCells(header(), file.inodeId(), cells, file.sizeBytes(),
+                    file.ctimeNanos())).attributes();
+        } catch (PlinthException e) {
+            if (e.code() == ErrorCode.CHANGED || e.code() == ErrorCode.WOULD_BLOCK) {
+                throw new PlinthException(ErrorCode.BUSY, "inode " + file.inodeId() + ": " + e.detail(), e);
+            }
+            throw e;
+        }
+    }
+
+    /** Up to {@code limit} files of MDT {@code mdt} with stale cells, after inode {@code afterInodeId} (0: from the start). */
+    public List<Long> staleCellFiles(int mdt, long afterInodeId, int limit) {
+        return this.<MetaMessages.StaleCellFiles>metaOn(mdt, new MetaMessages.ListStaleCellFiles(header(), afterInodeId, limit)).inodeIds();
     }
 
 

@@ -139,7 +139,7 @@ final class ReplicatedChains implements StripeIo {
 
     @Override
     public void sync() {
-        syncTargets(client, inodeId, layout);
+        syncTargets(client, inodeId, layout.chainIds());
     }
 
     /**
@@ -147,10 +147,10 @@ final class ReplicatedChains implements StripeIo {
      * the layout's chains now: one replicated stripe object per chain, or one cell object per
      * one-member chain of an erasure-coded layout alike.
      */
-    static void syncTargets(PlinthClient client, long inodeId, Layout layout) {
+    static void syncTargets(PlinthClient client, long inodeId, List<Integer> chainIds) {
         Retry.call(client.retryMillis(), () -> {
             Set<Integer> targets = new LinkedHashSet<>();
-            for (int chainId : layout.chainIds()) {
+            for (int chainId : chainIds) {
                 targets.addAll(client.chain(chainId).writeTargets());
             }
             List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();

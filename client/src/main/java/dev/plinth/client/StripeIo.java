@@ -41,7 +41,8 @@ interface StripeIo {
     /** The implementation a file's layout chooses, for the chunks the layout names (a migrated file's are its copy's). */
     static StripeIo of(PlinthClient client, long fileInodeId, Layout layout) {
         long inodeId = layout.chunkOwner(fileInodeId);
-        StripeIo stored = layout.erasureCoded() ? new ErasureCodedStripes(client, inodeId, layout) : new ReplicatedChains(client, inodeId, layout);
+        StripeIo stored = layout.erasureCoded() ? new ErasureCodedStripes(client, fileInodeId, layout)
+                : new ReplicatedChains(client, inodeId, layout);
         return layout.compressed() ? new CompressedBlocks(stored, layout, client.codingExecutor()) : stored;
     }
 }

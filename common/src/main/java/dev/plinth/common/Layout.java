@@ -25,10 +25,15 @@ import java.util.List;
  * <p>{@code chunkOwnerId} is the inode id that names the file's chunks on the targets, where it is
  * not the file's own (0): a migrated file keeps the chunks its copy wrote, under the copy's id
  * (design note 90). Only files' layouts have one; a template never does.
+ *
+ * <p>{@code staleCells} (bit {@code i}: cell {@code i}) are an erasure-coded file's cells that a
+ * write went without while their targets were away (design note 89): they may hold bytes older
+ * than the rest of their row, so readers decode them from the others until the upkeep has
+ * rebuilt them and cleared the bit. At most {@code parityCells} of them; a template has none.
  */
 public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas,
                      List<Integer> chainIds, int mdtBytes, Protection protection, int dataCells, int parityCells, Encoding encoding,
-                     int version, long chunkOwnerId, int compressionLevel) {
+                     int version, long chunkOwnerId, int compressionLevel, long staleCells) {
     /** How a file's bytes survive a lost target. Stored by ordinal: only append. */
     public enum Protection { REPLICATED, ERASURE_CODED }
 
@@ -59,6 +64,14 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
                   Protection protection, int dataCells, int parityCells, Encoding encoding, int version) {
         this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells, encoding,
                 version, 0, 0);
+    }
+
+    /** A layout without stale cells. */
+    public Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, String pool, int replicas, List<Integer> chainIds, int mdtBytes,
+                  Protection protection, int dataCells, int parityCells, Encoding encoding, int version, long chunkOwnerId,
+                  int compressionLevel) {
+        this(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells, encoding,
+                version, chunkOwnerId, compressionLevel, 0);
     }
 
     /** A layout with a chunk owner and the codec's default level. */
@@ -147,6 +160,11 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
             throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "compression level %d: zstd takes %d..%d, lz4 and none take none",
                     compressionLevel, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX);
         }
+        if (staleCells != 0 && (protection != Protection.ERASURE_CODED || Long.bitCount(staleCells) > parityCells
+                || (staleCells >>> stripeCount) != 0)) {
+            throw PlinthException.of(ErrorCode.INVALID_ARGUMENT, "stale cells %s: only an erasure-coded layout has them, at most as many "
+                    + "as its parity cells", Long.toBinaryString(staleCells));
+        }
         if (version < 1 || version > VERSION) {
             throw PlinthException.of(ErrorCode.NOT_SUPPORTED, "layout format %d (this version reads up to %d)", version, VERSION);
         }
@@ -177,7 +195,7 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** This layout with its file data compressed by {@code encoding} at {@code level} (0: the codec's default), otherwise as this one. */
     public Layout withCompression(Encoding encoding, int level) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
-                encoding, VERSION, chunkOwnerId, level);
+                encoding, VERSION, chunkOwnerId, level, staleCells);
     }
 
     /** How the layout compresses, as `--compress` takes it: none, lz4, zstd or zstd:LEVEL. */
@@ -204,7 +222,23 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
 
     public Layout withChains(List<Integer> chains) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chains, mdtBytes, protection, dataCells, parityCells,
-                encoding, version, chunkOwnerId, compressionLevel);
+                encoding, version, chunkOwnerId, compressionLevel, staleCells);
+    }
+
+    /** This layout with cells {@code cells} (a bit per cell) stale, and no others. */
+    public Layout withStaleCells(long cells) {
+        return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
+                encoding, version, chunkOwnerId, compressionLevel, cells);
+    }
+
+    /** Whether cell {@code cell} is stale (see {@link #staleCells}). */
+    public boolean staleCell(int cell) {
+        return (staleCells >>> cell & 1) != 0;
+    }
+
+    /** The stale cells' numbers, lowest first. */
+    public List<Integer> staleCellList() {
+        return java.util.stream.IntStream.range(0, stripeCount).filter(this::staleCell).boxed().toList();
     }
 
     /** The template part of the layout (no chains, no chunk owner), as a directory stores it. */
@@ -221,6 +255,6 @@ public record Layout(int stripeCount, int stripeSizeBytes, int chunkSizeBytes, S
     /** This layout with its chunks named by {@code owner}. */
     public Layout withChunkOwner(long owner) {
         return new Layout(stripeCount, stripeSizeBytes, chunkSizeBytes, pool, replicas, chainIds, mdtBytes, protection, dataCells, parityCells,
-                encoding, version, owner, compressionLevel);
+                encoding, version, owner, compressionLevel, staleCells);
     }
 }

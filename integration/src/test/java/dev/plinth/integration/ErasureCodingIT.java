@@ -23,9 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Erasure-coded 2+1 files on three storage nodes, each a process of its own, while the nodes are
  * killed (SIGKILL) and restarted one after another: a reader keeps verifying one file and must
  * never see an error or a wrong byte (a dead node's cells are decoded from the other two), and a
- * writer keeps overwriting parts of another file, fsyncing each write; its writes wait while a
- * cell's node is down, rows it left half-written when the node died are repaired, and at the end
- * the file holds every acknowledged write.
+ * writer keeps overwriting parts of another file, fsyncing each write; once mgmt has a cell's
+ * node offline its writes go on without that cell (named stale in the layout), rows it left
+ * half-written when the node died are repaired, and at the end the file holds every acknowledged
+ * write, and the mgmt leader has rebuilt its stale cells from the others.
  */
 class ErasureCodingIT {
     private static final int NODE_TIMEOUT_MILLIS = 2000;
@@ -82,6 +83,7 @@ class ErasureCodingIT {
             });
             ConcurrentLinkedQueue<String> writerFailures = new ConcurrentLinkedQueue<>();
             AtomicInteger acknowledged = new AtomicInteger();
+            AtomicBoolean staleSeen = new AtomicBoolean();
             Thread writer = Thread.ofPlatform().name("writer").start(() -> {
                 Random own = new Random(4);
                 while (!stop.get()) {
@@ -95,6 +97,9 @@ class ErasureCodingIT {
                             System.arraycopy(bytes, 0, model, offset, length);
                         }
                         acknowledged.incrementAndGet();
+                        if (client.stat("/ec/changing").layout().staleCells() != 0) {
+                            staleSeen.set(true);
+                        }
                     } catch (RuntimeException e) {
                         writerFailures.add("write at " + offset + " failed: " + e);
                         return; // what it left is unknown: the model can no longer say what the file holds
@@ -114,6 +119,15 @@ class ErasureCodingIT {
             stop.set(true);
             reader.join(120_000);
             writer.join(120_000);
+            // the writer went on without a down node's cell at least once; with every node back, the upkeep rebuilds it
+            assertThat(staleSeen.get()).as("a write went on without a cell").isTrue();
+            long mendDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
+            while (client.stat("/ec/changing").layout().staleCells() != 0) {
+                if (System.nanoTime() > mendDeadline) {
+                    throw new AssertionError("stale cells not rebuilt within 120 s; the logs say:\n" + logLines("stale|upkeep|Exception"));
+                }
+                Thread.sleep(250);
+            }
             System.out.printf("ErasureCodingIT: %d verified reads, %d acknowledged writes%n", reads.get(), acknowledged.get());
             assertThat(readerFailures).as("reads while nodes died").isEmpty();
             assertThat(writerFailures).as("writes while nodes died").isEmpty();
@@ -172,6 +186,19 @@ class ErasureCodingIT {
                 }
             }
         }
+    }
+
+    /** The lines of the cluster's process logs that match {@code pattern}. */
+    private String logLines(String pattern) throws java.io.IOException {
+        java.util.regex.Pattern matching = java.util.regex.Pattern.compile(pattern);
+        StringBuilder lines = new StringBuilder();
+        try (var logs = java.nio.file.Files.newDirectoryStream(directory, "*.log")) {
+            for (Path log : logs) {
+                java.nio.file.Files.readAllLines(log).stream().filter(line -> matching.matcher(line).find())
+                        .forEach(line -> lines.append(log.getFileName()).append(": ").append(line).append('\n'));
+            }
+        }
+        return lines.toString();
     }
 
     private static void write(PlinthClient client, String path, byte[] bytes, int offset, int length) {

@@ -195,6 +195,58 @@ class ErasureCodingTest {
     }
 
     @Test
+    void writesGoOnWithoutACellWhoseTargetIsOfflineAndThatCellIsReadByDecoding() throws Exception {
+        Random random = new Random(29);
+        byte[] model = new byte[(3 << 20) + 777];
+        random.nextBytes(model);
+        // a seventh target takes the cell at the end
+        try (MiniCluster cluster = MiniCluster.start(directory, MiniCluster.testConfig().with("server.targets", "7"));
+             PlinthClient client = cluster.client()) {
+            Layout layout = new Layout(1, 128 << 10, 256 << 10, "default", 1, List.of()).withErasureCoding(4, 2);
+            writeErasureCoded(client, layout, model);
+            int failedObject = failATargetOf(client, model, client.stat("/ec").layout(), System.nanoTime() + 20_000_000_000L);
+            int failedTarget = client.clusterMap().chain(client.stat("/ec").layout().chainIds().get(failedObject)).members().getFirst()
+                    .targetId();
+            assertThat(client.stat("/ec").layout().staleCells()).as("not stale before a write goes without it").isZero();
+
+            // writes go on: the file's layout names the cell stale before the first write that leaves it out
+            try (PlinthFile file = client.open("/ec", true)) {
+                for (int i = 0; i < 24; i++) {
+                    int offset = random.nextInt(model.length);
+                    int length = Math.min(model.length - offset, 1 + random.nextInt(700 << 10));
+                    byte[] bytes = new byte[length];
+                    random.nextBytes(bytes);
+                    file.write(offset, ByteBuffer.wrap(bytes));
+                    System.arraycopy(bytes, 0, model, offset, length);
+                    if (i % 6 == 5) {
+                        file.fsync();
+                        assertSameBytes(read(client, "/ec", 0, model.length), model, "read back while writing degraded, write " + i);
+                    }
+                }
+                file.truncate(model.length - 5000); // a cut leaves the stale cell alone too
+                model = Arrays.copyOf(model, model.length - 5000);
+            }
+            var degraded = client.stat("/ec");
+            assertThat(degraded.layout().staleCellList()).containsExactly(failedObject);
+            try (PlinthClient other = cluster.client()) {
+                assertSameBytes(read(other, "/ec", 0, model.length), model, "read by another client");
+            }
+            assertThat(client.checkParity(degraded, false).problems()).as("the stale cell is the one finding")
+                    .singleElement().asString().contains("cells [" + failedObject + "] are stale");
+
+            // the target does not come back: the rebuild decodes the cell onto another target, where it is not stale
+            var result = dev.plinth.client.CellRebuild.rebuild(client, degraded, java.util.Set.of(failedTarget));
+            assertThat(result.movedCells()).containsExactly(failedObject);
+            var rebuilt = client.stat("/ec");
+            assertThat(rebuilt.layout().staleCells()).isZero();
+            assertThat(client.checkParity(rebuilt, false).problems()).as("after the rebuild").isEmpty();
+            try (PlinthClient fresh = cluster.client()) {
+                assertSameBytes(read(fresh, "/ec", 0, model.length), model, "after the rebuild");
+            }
+        }
+    }
+
+    @Test
     void mgmtRebuildsTheCellsOfATargetItDeclaresLost() throws Exception {
         Random random = new Random(17);
         byte[] content = new byte[(2 << 20) + 999];

@@ -402,6 +402,7 @@ public final class Namespace {
     public void removeInode(InodeRecord inode) {
         delete(MetaKeys.id(MetaKeys.INODE, inode.inodeId()));
         delete(MetaKeys.id(MetaKeys.ORPHAN, inode.inodeId()));
+        delete(MetaKeys.id(MetaKeys.STALE_CELLS, inode.inodeId()));
         putMdtData(inode.inodeId(), null);
         for (byte[][] pair : scan(MetaKeys.id(MetaKeys.XATTR, inode.inodeId()), null, Integer.MAX_VALUE)) {
             delete(pair[0]);

@@ -54,6 +54,8 @@ final class Operations {
             case MetaMessages.SetLayout request -> SetLayout.apply(namespace, request);
             case MetaMessages.SwapLayout request -> SetLayout.swap(namespace, request);
             case MetaMessages.ReplaceCellChains request -> SetLayout.replaceCellChains(namespace, request);
+            case MetaMessages.MarkCellsStale request -> SetLayout.markCellsStale(namespace, request);
+            case MetaMessages.ClearStaleCells request -> SetLayout.clearStaleCells(namespace, request);
             case CrossMdtMessages.PrepareRemoteMkdir request -> RemoteEntries.prepareMkdir(namespace, request);
             case CrossMdtMessages.PrepareRemoteRemoval request -> RemoteEntries.prepareRemoval(namespace, request);
             case CrossMdtMessages.PrepareRemoteLink request -> RemoteEntries.prepareLink(namespace, request);
@@ -116,6 +118,7 @@ final class Operations {
             case HsmMessages.ListRemovedCopies request -> Hsm.removedCopies(namespace, request);
             case MetaMessages.StatFs request -> throw new IllegalStateException("statfs is answered by the service");
             case MetaMessages.ForcedLayouts request -> SetLayout.forced(namespace, FORCED_LAYOUTS_MAX);
+            case MetaMessages.ListStaleCellFiles request -> SetLayout.staleCellFiles(namespace, request);
             case CrossMdtMessages.ListRemoteIntents request -> RemoteEntries.list(namespace);
             case CrossMdtMessages.ListAncestors request -> RemoteEntries.ancestors(namespace, request);
         };

@@ -73,7 +73,7 @@ final class Placement {
     Layout place(Layout template, ClusterMap map) {
         PoolInfo pool = pool(template, map);
         if (template.erasureCoded()) {
-            return template.withChains(cellTargets(template, pool, map));
+            return template.withChains(cellTargets(template, pool, map)).withStaleCells(0).withChunkOwner(0);
         }
         Set<Integer> poolTargets = new HashSet<>(pool.targetIds());
         // best first: healthy chains with room, degraded ones with room (a member away), then full ones

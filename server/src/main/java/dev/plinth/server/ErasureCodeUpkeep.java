@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * decoded onto other targets as {@code plinth rebuild} does ({@link CellRebuild}), and every
  * erasure-coded file's parity is checked against its data once per
  * {@code mgmt.parity-scrub-interval-millis}, paced to {@code mgmt.parity-scrub-bytes-per-second},
- * and mended where it is wrong, as {@code plinth fsck --parity --repair} does. Replicated chains
+ * and mended where it is wrong, as {@code plinth fsck --parity --repair} does. Cells a writer went
+ * on without while their targets were away (stale cells) are rebuilt from the others once every
+ * target of the file is online again and nobody has it open. Replicated chains
  * need neither (mgmt replaces a lost member and resync copies the chain; each node's scrubber
  * checks CRCs), but an erasure-coded row spans targets no single node's scrubber can compare.
  *
@@ -59,6 +61,7 @@ final class ErasureCodeUpkeep implements AutoCloseable {
     private final Counter rebuildFiles;
     private final Counter parityGroups;
     private final Counter parityPasses;
+    private final Counter staleCellMends;
     private final Thread worker;
     private volatile boolean closed;
     private PlinthClient client;
@@ -69,6 +72,7 @@ final class ErasureCodeUpkeep implements AutoCloseable {
     private List<Long> retries = List.of();
     private boolean retriesOverflowed;
     private long nextRebuildNanos;
+    private long nextMendNanos;
     private long lastParityPassMillis;
 
     ErasureCodeUpkeep(MgmtService mgmt, ProcessHost host, Path mgmtDirectory) {
@@ -84,6 +88,9 @@ final class ErasureCodeUpkeep implements AutoCloseable {
                 "Chunk groups of erasure-coded files the parity scrub checked, by result (ok, repaired, unrepaired).", "result");
         this.parityPasses = dev.plinth.wire.Metrics.counter(host.metrics(), "plinth_parity_scrub_passes",
                 "Parity scrub passes over every erasure-coded file that ran to the end.");
+        this.staleCellMends = dev.plinth.wire.Metrics.counter(host.metrics(), "plinth_stale_cell_mends",
+                "Erasure-coded files with stale cells (written around while their targets were away) the mgmt leader tried to rebuild, "
+                        + "by outcome (mended; busy: open or written meanwhile, tried again; failed).", "outcome");
         this.worker = Thread.ofPlatform().name("ec-upkeep").daemon().unstarted(this::run);
     }
 
@@ -99,6 +106,7 @@ final class ErasureCodeUpkeep implements AutoCloseable {
                     continue;
                 }
                 rebuildLostTargets();
+                mendStaleCells();
                 if (parityIntervalMillis > 0 && System.currentTimeMillis() - lastParityPass() >= parityIntervalMillis) {
                     parityPass();
                 }
@@ -173,6 +181,63 @@ final class ErasureCodeUpkeep implements AutoCloseable {
         } else {
             LOG.warn("targets {} declared lost: files {}; trying {} again in {} s", pending, counts, unsettledCount[0],
                     REBUILD_RETRY_MILLIS / 1000);
+        }
+    }
+
+    /**
+     * Every {@link #REBUILD_RETRY_MILLIS}: the files each MDT lists with stale cells, rebuilt
+     * where all of the file's targets are online (a cell on a lost target is moved by the
+     * rebuild instead) and the file is not open; the others wait for the next round.
+     */
+    private void mendStaleCells() {
+        if (System.nanoTime() - nextMendNanos < 0) {
+            return;
+        }
+        nextMendNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REBUILD_RETRY_MILLIS);
+        PlinthClient plinth = client();
+        ClusterMap map = plinth.refreshClusterMap();
+        for (MdtInfo mdt : map.mdts()) {
+            long after = 0;
+            for (int page = 0; page < RETRIES_MAX / STALE_PAGE; page++) { // bounded: the rest waits for the next round
+                List<Long> files = plinth.staleCellFiles(mdt.mdtId(), after, STALE_PAGE);
+                for (long inodeId : files) {
+                    if (closed || !mgmt.leads()) {
+                        return;
+                    }
+                    mendStaleCells(plinth, map, inodeId);
+                    after = inodeId;
+                }
+                if (files.size() < STALE_PAGE) {
+                    break;
+                }
+            }
+        }
+    }
+
+    private static final int STALE_PAGE = 1000;
+
+    private void mendStaleCells(PlinthClient plinth, ClusterMap map, long inodeId) {
+        Attributes file;
+        try {
+            file = plinth.getAttr(inodeId);
+        } catch (PlinthException e) {
+            return; // removed since it was listed
+        }
+        if (file.layout() == null || file.layout().staleCells() == 0 || touchesOfflineTarget(map, file)) {
+            return;
+        }
+        try {
+            plinth.mendStaleCells(file);
+            staleCellMends.labelValues("mended").inc();
+            LOG.info("inode {}: stale cells {} rebuilt from the others", inodeId, file.layout().staleCellList());
+        } catch (PlinthException e) {
+            boolean busy = e.code() == ErrorCode.BUSY;
+            staleCellMends.labelValues(busy ? "busy" : "failed").inc();
+            if (busy) {
+                LOG.debug("inode {}: stale cells wait: {}", inodeId, e.getMessage());
+            } else {
+                LOG.warn("inode {}: stale cells {} not rebuilt: {}", inodeId, file.layout().staleCellList(), e.getMessage());
+            }
         }
     }
 

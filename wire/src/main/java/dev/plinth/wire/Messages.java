@@ -127,5 +127,8 @@ final class Messages {
         registry.register(182, CrossMdtMessages.ForgetAppliedIntent.class, Empty.class);
         registry.register(183, BackupMessages.HoldIntents.class, Empty.class);
         registry.register(184, CrossMdtMessages.RenameLock.class, Empty.class);
+        registry.register(185, MetaMessages.MarkCellsStale.class, MetaMessages.AttributesReply.class);
+        registry.register(186, MetaMessages.ClearStaleCells.class, MetaMessages.AttributesReply.class);
+        registry.register(187, MetaMessages.ListStaleCellFiles.class, MetaMessages.StaleCellFiles.class);
     }
 }

@@ -37,7 +37,7 @@ public final class SetLayout {
         if (request.layout() == null || request.layout().chainIds().isEmpty()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "a file needs a placed layout");
         }
-        InodeRecord updated = inode.withLayout(request.layout().validate(), namespace.now());
+        InodeRecord updated = inode.withLayout(request.layout().withStaleCells(0).validate(), namespace.now());
         DataOnMdt.truncate(namespace, inode.inodeId(), 0); // nothing written unsettled under the old layout survives it
         namespace.putInode(updated);
         return new AttributesReply(updated.toAttributes());
@@ -70,6 +70,7 @@ public final class SetLayout {
         InodeRecord migrated = file.withLayout(donor.layout().withChunkOwner(donor.layout().chunkOwner(donor.inodeId())), now);
         namespace.putInode(migrated);
         namespace.putInode(donor.withLayout(file.layout().withChunkOwner(file.layout().chunkOwner(file.inodeId())), now));
+        namespace.delete(MetaKeys.id(MetaKeys.STALE_CELLS, file.inodeId())); // the copy was written whole; the donor goes at its close
         return new AttributesReply(migrated.toAttributes());
     }
 
@@ -89,9 +90,81 @@ public final class SetLayout {
         if (namespace.isOpen(file.inodeId())) {
             throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a handle opened before would go on with the old chains");
         }
-        InodeRecord moved = file.withLayout(layout.withChains(request.chainIds()), namespace.now());
+        long stale = layout.staleCells();
+        for (int cell = 0; cell < layout.chainIds().size(); cell++) {
+            if (!layout.chainIds().get(cell).equals(request.chainIds().get(cell))) {
+                stale &= ~(1L << cell); // a moved cell was decoded from the others: whole, wherever it was stale
+            }
+        }
+        InodeRecord moved = file.withLayout(layout.withChains(request.chainIds()).withStaleCells(stale), namespace.now());
         namespace.putInode(moved);
+        indexStaleCells(namespace, moved);
         return new AttributesReply(moved.toAttributes());
+    }
+
+    /** See {@link MetaMessages.MarkCellsStale}: a writer goes on without cells whose targets are away. */
+    public static AttributesReply markCellsStale(Namespace namespace, MetaMessages.MarkCellsStale request) {
+        InodeRecord file = namespace.inode(request.inodeId());
+        dev.plinth.common.Layout layout = file.layout();
+        if (file.type() != FileType.FILE || layout == null || !layout.erasureCoded() || layout.chainIds().isEmpty()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "only an erasure-coded file's cells can be stale");
+        }
+        boolean openHere = namespace.getRaw(MetaKeys.twoIds(MetaKeys.OPEN_BY_INODE, file.inodeId(), namespace.header().clientId())) != null;
+        if (!openHere) { // a writer has it open (and may write through that handle whatever the mode says now)
+            namespace.check(file, dev.plinth.common.Permissions.WRITE);
+        }
+        if ((layout.staleCells() | request.cells()) == layout.staleCells()) {
+            return new AttributesReply(file.toAttributes()); // marked already (a retry, or another writer of the file)
+        }
+        // validate() refuses more stale cells than parity cells, or cells past the width
+        InodeRecord marked = file.withLayout(layout.withStaleCells(layout.staleCells() | request.cells()).validate(), namespace.now());
+        namespace.putInode(marked);
+        indexStaleCells(namespace, marked);
+        return new AttributesReply(marked.toAttributes());
+    }
+
+    /** See {@link MetaMessages.ClearStaleCells}: the upkeep rebuilt stale cells from the others. */
+    public static AttributesReply clearStaleCells(Namespace namespace, MetaMessages.ClearStaleCells request) {
+        InodeRecord file = namespace.inode(request.inodeId());
+        namespace.requireOwner(file);
+        dev.plinth.common.Layout layout = file.layout();
+        if (file.type() != FileType.FILE || layout == null || !layout.erasureCoded()) {
+            throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "only an erasure-coded file's cells can be stale");
+        }
+        if (file.sizeBytes() != request.expectedSizeBytes() || file.ctimeNanos() != request.expectedCtimeNanos()) {
+            throw new PlinthException(ErrorCode.CHANGED, "the file changed while its stale cells were rebuilt");
+        }
+        if (namespace.isOpen(file.inodeId())) {
+            throw new PlinthException(ErrorCode.WOULD_BLOCK, "the file is open: a writer may still be going on without those cells");
+        }
+        if (request.cells() == 0) {
+            return new AttributesReply(file.toAttributes()); // the rebuilder asked whether a clear would be taken now
+        }
+        // the ctime stays: a clear changes no byte of the file, and a second rebuilder's expectation still holds
+        InodeRecord cleared = file.withLayout(layout.withStaleCells(layout.staleCells() & ~request.cells()), file.ctimeNanos());
+        namespace.putInode(cleared);
+        indexStaleCells(namespace, cleared);
+        return new AttributesReply(cleared.toAttributes());
+    }
+
+    /** Keeps the index of files with stale cells ({@link MetaKeys#STALE_CELLS}) in step with {@code file}'s layout. */
+    private static void indexStaleCells(Namespace namespace, InodeRecord file) {
+        byte[] key = MetaKeys.id(MetaKeys.STALE_CELLS, file.inodeId());
+        if (file.layout() != null && file.layout().staleCells() != 0) {
+            namespace.put(key, new byte[0]);
+        } else if (namespace.getRaw(key) != null) {
+            namespace.delete(key);
+        }
+    }
+
+    /** The files of this MDT with stale cells (see {@link MetaMessages.ListStaleCellFiles}). */
+    public static MetaMessages.StaleCellFiles staleCellFiles(Namespace namespace, MetaMessages.ListStaleCellFiles request) {
+        List<Long> files = new ArrayList<>();
+        byte[] from = MetaKeys.id(MetaKeys.STALE_CELLS, request.afterInodeId()); // exclusive
+        for (byte[][] entry : namespace.scan(new byte[] {MetaKeys.STALE_CELLS}, from, Math.max(1, Math.min(request.limit(), 10_000)))) {
+            files.add(MetaKeys.firstId(entry[0]));
+        }
+        return new MetaMessages.StaleCellFiles(files);
     }
 
     /**

@@ -25,6 +25,7 @@ import java.nio.charset.StandardCharsets;
  *   0xA2 priority action          a queued HSM action (HsmMessages.Action); restores sort first
  *   0xA3 inode                    the archived copy of a removed file, until a mover deletes it (HsmMessages.RemovedCopy)
  *   0xB0 inode                    a layout set with force on that inode (MetaMessages.ForcedLayout), for status
+ *   0xB1 inode                    the erasure-coded file has stale cells (its layout says which), for the upkeep to rebuild
  *   0xC0 intent                   an open cross-MDT intent this MDT coordinates (CrossMdtMessages.RemoteIntent)
  *   0xC1 parent name              the intent open on that remote entry (its id)
  *   0xC2 mdt intent               this MDT applied its part of that MDT's intent (value: the inode id it made or changed)
@@ -51,6 +52,7 @@ public final class MetaKeys {
     public static final byte HSM_ACTION = (byte) 0xA2;
     public static final byte HSM_REMOVED_COPY = (byte) 0xA3;
     public static final byte FORCED_LAYOUT = (byte) 0xB0;
+    public static final byte STALE_CELLS = (byte) 0xB1;
     public static final byte INTENT = (byte) 0xC0;
     public static final byte INTENT_BY_ENTRY = (byte) 0xC1;
     public static final byte APPLIED_INTENT = (byte) 0xC2;

@@ -28,14 +28,14 @@ public final class MetaMessages {
             CrossMdtMessages.PrepareRemoteRemoval, CrossMdtMessages.PrepareRemoteLink, CrossMdtMessages.PrepareRemoteRename,
             CrossMdtMessages.FinishRemoteIntent, CrossMdtMessages.MakeRemoteDirectory, CrossMdtMessages.RemoveRemoteDirectory,
             CrossMdtMessages.AdjustRemoteLinks, CrossMdtMessages.EnterRenamed, CrossMdtMessages.SetRemoteParent, CrossMdtMessages.ForgetAppliedIntent,
-            CrossMdtMessages.RenameLock {
+            CrossMdtMessages.RenameLock, MarkCellsStale, ClearStaleCells {
         OpHeader header();
     }
 
     /** A request that only reads: served by the leader without a log entry. */
     public sealed interface Query permits Lookup, ResolvePath, GetAttr, ReadDir, ReadDirPlus, ReadLink, GetXattr, ListXattr, StatFs,
             GetLock, ReadInline, HsmMessages.GetHsmState, HsmMessages.ListActions, HsmMessages.ListRemovedCopies, ForcedLayouts,
-            CrossMdtMessages.ListRemoteIntents, CrossMdtMessages.ListAncestors {
+            CrossMdtMessages.ListRemoteIntents, CrossMdtMessages.ListAncestors, ListStaleCellFiles {
         OpHeader header();
     }
 
@@ -373,6 +373,31 @@ public final class MetaMessages {
      */
     public record ReplaceCellChains(OpHeader header, long inodeId, List<Integer> expectedChainIds, List<Integer> chainIds,
                                     long expectedSizeBytes, long expectedMtimeNanos) implements Mutation {}
+
+    /**
+     * A writer of erasure-coded file {@code inodeId} goes on without cells {@code cells} (a bit
+     * per cell) while their targets are away: from now on the file's layout names them stale, and
+     * readers decode them from the other cells (design note 89). Sent, and answered, before the
+     * first write that leaves them out. Refused (INVALID_ARGUMENT) where the file would then have
+     * more stale cells than parity cells. Needs the file open in the caller's session, or write
+     * permission on it.
+     */
+    public record MarkCellsStale(OpHeader header, long inodeId, long cells) implements Mutation {}
+
+    /**
+     * The upkeep rebuilt erasure-coded file {@code inodeId}'s stale cells {@code cells} from the
+     * others: they are no longer stale. Refused as {@link SwapLayout} is: CHANGED unless the file
+     * still has the expected size and ctime (written meanwhile: the cells are rebuilt again),
+     * WOULD_BLOCK while it is open. Owner or root. With {@code cells} 0 it only asks: refused as a
+     * clear would be, it changes nothing (a rebuilder asks before it reads a whole file).
+     */
+    public record ClearStaleCells(OpHeader header, long inodeId, long cells, long expectedSizeBytes, long expectedCtimeNanos)
+            implements Mutation {}
+
+    /** Up to {@code limit} files of this MDT with stale cells, in inode order after {@code afterInodeId}. */
+    public record ListStaleCellFiles(OpHeader header, long afterInodeId, int limit) implements Query {}
+
+    public record StaleCellFiles(List<Long> inodeIds) {}
 
     /**
      * The layouts kept with {@code force} (see {@link SetLayout}) that the cluster cannot place
