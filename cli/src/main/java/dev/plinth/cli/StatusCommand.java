@@ -51,6 +51,11 @@ final class StatusCommand implements Callable<Integer> {
                 replicas.stream().filter(r -> r.state().equals("unreachable"))
                         .forEach(r -> attention.add("MDT " + mdt + " replica " + r.rpcAddress() + " does not answer"));
             });
+            mdts.forEach((mdt, replicas) -> {
+                if (replicas.stream().anyMatch(r -> r.state().equals("leads"))) {
+                    staleCellFiles(plinth, mdt, attention);
+                }
+            });
             for (var forced : plinth.unplaceableForcedLayouts()) {
                 String directory = "directory " + (forced.path() != null ? forced.path() : "inode " + forced.inodeId());
                 attention.add(forced.placeable() ? directory + " has an erasure-coded layout whose " + forced.problem()
@@ -72,6 +77,23 @@ final class StatusCommand implements Callable<Integer> {
             print(map, statFs, attention, answering, mdts);
         }
         return ClusterStatus.somethingOffline(map) ? 1 : 0;
+    }
+
+    private static final int STALE_FILES_COUNTED = 1000;
+
+    /** Says how many erasure-coded files of MDT {@code mdt} have stale cells, where any do and the MDT answers. */
+    private static void staleCellFiles(PlinthClient plinth, int mdt, List<String> attention) {
+        int files;
+        try {
+            files = plinth.staleCellFiles(mdt, 0, STALE_FILES_COUNTED + 1).size();
+        } catch (dev.plinth.common.PlinthException e) {
+            return; // it stopped answering since: reported by the next status
+        }
+        if (files > 0) {
+            attention.add((files > STALE_FILES_COUNTED ? "more than " + STALE_FILES_COUNTED : Integer.toString(files))
+                    + " erasure-coded file(s) on MDT " + mdt + " have stale cells (written while a target was away): one loss closer to "
+                    + "losing data until the mgmt leader rebuilds them, which it does once their targets are back and the files closed");
+        }
     }
 
     private void print(ClusterMap map, StatFsReply statFs, List<String> attention, String answering,

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Names that cross MDTs under failures: two workers create files on MDT 0 and MDT 1, rename them
  * back and forth between the MDTs, hard-link them across and unlink the links, and make and
  * remove directories on the other MDT, while a nemesis injects faults one after another: with
- * single-replica MDTs it kills (SIGKILL) and pauses (SIGSTOP) each; with MDT 0 a Raft group of
- * three it kills its leader and a follower, pauses the leader, cuts the leader and a follower off,
- * and kills MDT 1. Afterwards every file a worker knows of is in exactly one place (where the last
+ * single-replica MDTs it kills (SIGKILL) and pauses (SIGSTOP) each; with both MDTs Raft groups of
+ * three it kills each group's leader and a follower, pauses the leader, and cuts the leader and a
+ * follower off. It prints how long progress took to resume after each fault. Afterwards every file a worker knows of is in exactly one place (where the last
  * acknowledged change put it, or either place where the last change's outcome was not learned),
  * its bytes are intact, and fsck finds nothing across the two MDTs. A backup taken while the
  * workers run passes `plinth backup verify` (its stores restore and fsck accepts them).
@@ -44,6 +44,7 @@ class CrossMdtCrashIT {
     /** Where a worker's file is: a directory index, or -1 where its last change was not acknowledged either way. */
     private final Map<String, Integer> locations = new ConcurrentHashMap<>();
     private final AtomicLong acknowledged = new AtomicLong();
+    private final AtomicLong lastAcknowledgedNanos = new AtomicLong(System.nanoTime());
     private final AtomicLong unknownOutcomes = new AtomicLong();
 
     /** One fault of the nemesis: it injects it, waits until it is over, and returns what it did. */
@@ -83,12 +84,13 @@ class CrossMdtCrashIT {
     }
 
     /**
-     * The same workload with MDT 0 as a Raft group of three replicas, each in a network namespace
-     * of its own (as {@link MetaGroupIT}): the nemesis kills its leader and a follower, pauses the
-     * leader, cuts the leader and then a follower off from the others, and kills MDT 1.
+     * The same workload with MDT 0 and MDT 1 each a Raft group of three replicas, every replica in a
+     * network namespace of its own (as {@link MetaGroupIT}): in each group in turn the nemesis
+     * kills the leader and a follower, pauses the leader, and cuts the leader and then a follower
+     * off from the others.
      */
     @Test
-    void namesAcrossMdtsSurviveFailuresOfAReplicatedMdt() throws Exception {
+    void namesAcrossMdtsSurviveFailuresOfReplicatedMdts() throws Exception {
         List<String> settings = List.of("rpc.timeout-millis=10000", "client.retry-timeout-millis=60000", "cluster.mdt-replica-timeout-millis=2000");
         Config config = Config.defaults().with("rpc.timeout-millis", "10000").with("client.retry-timeout-millis", "60000")
                 .with("cluster.mdt-replica-timeout-millis", "2000");
@@ -96,47 +98,44 @@ class CrossMdtCrashIT {
             try (PlinthClient client = cluster.client(config)) {
                 ProcessCluster.awaitMap(client, map -> map.mdt(0) != null && map.mdt(0).replicas().size() == 3, 30_000);
             }
-            ProcessCluster.MetaProcess mdt1 = cluster.addMdt(1);
-            List<ProcessCluster.MetaProcess> group = cluster.metaReplicas();
-            List<Fault> faults = List.of(
-                    () -> {
-                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
-                        leader.kill();
-                        Thread.sleep(2000);
-                        leader.start();
-                        return "kill MDT 0 leader meta-" + leader.index;
-                    },
-                    () -> {
-                        ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
-                        follower.kill();
-                        Thread.sleep(2000);
-                        follower.start();
-                        return "kill MDT 0 follower meta-" + follower.index;
-                    },
-                    () -> {
-                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
-                        leader.pause();
-                        Thread.sleep(3000);
-                        leader.resume();
-                        return "pause MDT 0 leader meta-" + leader.index + " for 3 s";
-                    },
-                    () -> {
-                        ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
-                        cutOff(cluster, group, leader, 3000);
-                        return "cut MDT 0 leader meta-" + leader.index + " off for 3 s";
-                    },
-                    () -> {
-                        ProcessCluster.awaitMetaLeader(group);
-                        ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
-                        cutOff(cluster, group, follower, 3000);
-                        return "cut MDT 0 follower meta-" + follower.index + " off for 3 s";
-                    },
-                    () -> {
-                        mdt1.kill();
-                        Thread.sleep(1000);
-                        mdt1.start();
-                        return "kill MDT 1";
-                    });
+            List<List<ProcessCluster.MetaProcess>> groups = List.of(cluster.metaReplicas(), cluster.addMdtGroup(1, 3));
+            List<Fault> faults = new ArrayList<>();
+            for (List<ProcessCluster.MetaProcess> group : groups) {
+                String name = "MDT " + group.getFirst().mdt;
+                faults.add(() -> {
+                    ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                    leader.kill();
+                    Thread.sleep(2000);
+                    leader.start();
+                    return "kill " + name + " leader " + leader.index;
+                });
+                faults.add(() -> {
+                    ProcessCluster.awaitMetaLeader(group);
+                    ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
+                    follower.kill();
+                    Thread.sleep(2000);
+                    follower.start();
+                    return "kill " + name + " follower " + follower.index;
+                });
+                faults.add(() -> {
+                    ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                    leader.pause();
+                    Thread.sleep(3000);
+                    leader.resume();
+                    return "pause " + name + " leader " + leader.index + " for 3 s";
+                });
+                faults.add(() -> {
+                    ProcessCluster.MetaProcess leader = ProcessCluster.awaitMetaLeader(group);
+                    cutOff(cluster, group, leader, 3000);
+                    return "cut " + name + " leader " + leader.index + " off for 3 s";
+                });
+                faults.add(() -> {
+                    ProcessCluster.awaitMetaLeader(group);
+                    ProcessCluster.MetaProcess follower = group.stream().filter(m -> !m.leads()).findFirst().orElseThrow();
+                    cutOff(cluster, group, follower, 3000);
+                    return "cut " + name + " follower " + follower.index + " off for 3 s";
+                });
+            }
             exercise(cluster, config, faults);
         }
     }
@@ -185,12 +184,30 @@ class CrossMdtCrashIT {
         for (Fault fault : faults) {
             Thread.sleep(2500);
             long before = acknowledged.get();
-            injected.add(fault.inject());
+            // the longest time without an acknowledged change while the fault lasts and until progress resumes after it
+            AtomicLong longestGap = new AtomicLong();
+            AtomicBoolean watching = new AtomicBoolean(true);
+            Thread gaps = Thread.ofPlatform().start(() -> {
+                while (watching.get()) {
+                    longestGap.accumulateAndGet(System.nanoTime() - lastAcknowledgedNanos.get(), Math::max);
+                    try {
+                        Thread.sleep(10);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            String what = fault.inject();
             long over = System.nanoTime();
             while (acknowledged.get() <= before + 2 && System.nanoTime() - over < TimeUnit.SECONDS.toNanos(60)) {
                 Thread.sleep(20);
             }
-            longestStall = Math.max(longestStall, (System.nanoTime() - over) / 1_000_000);
+            watching.set(false);
+            gaps.join();
+            long stallMillis = (System.nanoTime() - over) / 1_000_000;
+            injected.add(what + ": no change acknowledged for " + longestGap.get() / 1_000_000 + " ms at most, progress " + stallMillis
+                    + " ms after it ended");
+            longestStall = Math.max(longestStall, stallMillis);
         }
         // a backup taken under the workload: its MDTs' copies agree, so it restores to a namespace fsck accepts
         Path backup = directory.resolve("metadata.tar");
@@ -329,6 +346,7 @@ class CrossMdtCrashIT {
         try {
             change.run();
             acknowledged.incrementAndGet();
+            lastAcknowledgedNanos.set(System.nanoTime());
             return true;
         } catch (PlinthException e) {
             if (e.code() == ErrorCode.UNAVAILABLE || e.code() == ErrorCode.TIMED_OUT || e.code() == ErrorCode.BUSY

@@ -233,6 +233,12 @@ class ErasureCodingTest {
             }
             assertThat(client.checkParity(degraded, false).problems()).as("the stale cell is the one finding")
                     .singleElement().asString().contains("cells [" + failedObject + "] are stale");
+            String server = "--server=" + cluster.server().rpcAddress();
+            String secret = "--secret-file=" + cluster.server().secretFile();
+            assertThat(dev.plinth.integration.cli.CliRun.run(List.of("getstripe", server, secret, "--json", "/ec")).out())
+                    .contains("\"stale_cells\":[" + failedObject + "]");
+            assertThat(dev.plinth.integration.cli.CliRun.run(List.of("status", server, secret)).out())
+                    .contains("1 erasure-coded file(s) on MDT 0 have stale cells");
 
             // the target does not come back: the rebuild decodes the cell onto another target, where it is not stale
             var result = dev.plinth.client.CellRebuild.rebuild(client, degraded, java.util.Set.of(failedTarget));

@@ -306,6 +306,8 @@ final class ProcessCluster implements AutoCloseable {
         HostPort rpc;
         /** A replica added to the running group (`plinth meta --join`) rather than one of its first members. */
         boolean join;
+        /** The replicas of its MDT's Raft group (MDT 0's, unless {@link #addMdtGroup} made it). */
+        List<MetaProcess> group = metas;
 
         MetaProcess(int index, Path data, HostPort raft) {
             this.index = index;
@@ -321,7 +323,7 @@ final class ProcessCluster implements AutoCloseable {
                 arguments.addAll(List.of("--raft", raft.toString(), "--join"));
             } else if (raft != null) {
                 arguments.addAll(List.of("--raft", raft.toString(), "--peers",
-                        String.join(",", metas.stream().filter(replica -> !replica.join).map(replica -> replica.raft.toString()).toList())));
+                        String.join(",", group.stream().filter(replica -> !replica.join).map(replica -> replica.raft.toString()).toList())));
             }
             Launched launched = launch((raft == null ? "meta" : "meta-" + index) + (mdt == 0 ? "" : "-mdt" + mdt), ownNamespace, data.resolve("endpoints.json"), host, jvmOptions(),
                     arguments.toArray(String[]::new));
@@ -329,7 +331,7 @@ final class ProcessCluster implements AutoCloseable {
             rpc = launched.rpc();
         }
 
-        /** Whether this replica leads MDT 0's Raft group now, as its metrics say (false when it does not answer). */
+        /** Whether this replica leads its MDT's Raft group now, as its metrics say (false when it does not answer). */
         boolean leads() {
             return metric("plinth_meta_raft_leader") == 1;
         }
@@ -422,6 +424,34 @@ final class ProcessCluster implements AutoCloseable {
         return meta;
     }
 
+    /**
+     * Starts MDT {@code mdt} as a Raft group of {@code replicas} `plinth meta` processes, each in a
+     * network namespace of its own where the cluster is isolated (so that links between them can be
+     * cut), and waits until the cluster map lists every replica.
+     */
+    List<MetaProcess> addMdtGroup(int mdt, int replicas) throws IOException, InterruptedException {
+        List<MetaProcess> group = new ArrayList<>();
+        for (int i = 0; i < replicas; i++) {
+            String[] own = network != null ? network.ownNamespace() : null;
+            String host = own != null ? own[1] : "127.0.0.1";
+            MetaProcess meta = new MetaProcess(i, directory.resolve("meta-mdt" + mdt + "-" + i), new HostPort(host, freePort()));
+            meta.mdt = mdt;
+            meta.host = host;
+            meta.ownNamespace = own == null ? null : own[0];
+            meta.rpc = new HostPort(host, freePort());
+            meta.group = group;
+            group.add(meta);
+        }
+        for (MetaProcess meta : group) {
+            meta.start();
+            otherMdts.add(meta);
+        }
+        try (PlinthClient client = client(MiniCluster.testConfig())) {
+            awaitMap(client, map -> map.mdt(mdt) != null && map.mdt(mdt).replicas().size() == replicas, 60_000);
+        }
+        return List.copyOf(group);
+    }
+
     /** MDT 0's first (or only) replica. */
     MetaProcess meta() {
         return metas.getFirst();
@@ -432,7 +462,7 @@ final class ProcessCluster implements AutoCloseable {
         return metas;
     }
 
-    /** The replica among {@code replicas} (of MDT 0) that leads, once one does (60 s at most); killed ones are skipped. */
+    /** The replica among {@code replicas} (of one MDT) that leads, once one does (60 s at most); killed ones are skipped. */
     static MetaProcess awaitMetaLeader(List<MetaProcess> replicas) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {

@@ -111,7 +111,7 @@ public final class MetaService implements AutoCloseable {
         this.cleaner = Thread.ofPlatform().name("meta-cleaner").daemon().unstarted(this::cleanLoop);
         this.batcher = Thread.ofPlatform().name("meta-batcher").daemon().unstarted(this::batchLoop);
         this.remoteEntries = new RemoteEntryCoordinator(stateMachine.mdtIndex(), this::log, stateMachine::queryRecord,
-                stateMachine::intentOpen, new dev.plinth.wire.MdtReplicas(connections, clusterMap::current, null, config), clusterMap);
+                stateMachine::intentOpen, raft::leaderTerm, new dev.plinth.wire.MdtReplicas(connections, clusterMap::current, null, config), clusterMap);
         stateMachine.onRemovedFiles(files -> files.forEach(file -> {
             if (!removedFiles.offer(new Removal(file, clock.nanoTime()))) {
                 LOG.debug("cleaner queue full; file {} waits for the next scan", InodeId.format(file.inodeId()));

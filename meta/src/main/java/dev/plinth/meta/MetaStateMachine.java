@@ -93,13 +93,16 @@ public final class MetaStateMachine extends dev.plinth.raft.FileSnapshotStateMac
 
     /**
      * Makes the store in {@code storeDirectory}, copied from a backup, ready to start a new Raft
-     * log: it forgets the index it applied (the new log's indexes begin at 1) and skips the inode
-     * ids files made after the backup may hold chunks under.
+     * log: it forgets the index it applied (the new log's indexes begin at 1) and the other MDTs'
+     * leader terms it fenced intents by (their new logs' terms begin at 1 too), and skips the
+     * inode ids files made after the backup may hold chunks under.
      */
     public static void prepareRestoredStore(Path storeDirectory, int mdtIndex) {
         try (MetaStore restored = MetaStore.open(storeDirectory, 0);
              WriteBatchWithIndex batch = new WriteBatchWithIndex(true)) {
-            new Namespace(restored, batch, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0)).skipInodeIdsAfterRestore();
+            Namespace namespace = new Namespace(restored, batch, mdtIndex, new OpHeader(0, 0, Credentials.ROOT, 0));
+            namespace.skipInodeIdsAfterRestore();
+            dev.plinth.meta.ops.RemoteEntries.forgetCoordinatorTerms(namespace);
             restored.commit(batch, 0, 0); // applied through no entry of the new log
             restored.flush();
         }

@@ -67,6 +67,8 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     private final Function<Mutation, CompletableFuture<Record>> log;
     private final Function<Query, Record> readLocal;
     private final java.util.function.LongPredicate intentOpen;
+    /** The term in which this replica leads its MDT (-1: it does not), stamped on every part sent to another MDT. */
+    private final java.util.function.LongSupplier leaderTerm;
     private final MdtReplicas otherMdts;
     private final ClusterMapSource clusterMap;
     private final ThreadPoolExecutor executor;
@@ -88,8 +90,10 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     }
 
     RemoteEntryCoordinator(int self, Function<Mutation, CompletableFuture<Record>> log, Function<Query, Record> readLocal,
-                           java.util.function.LongPredicate intentOpen, MdtReplicas otherMdts, ClusterMapSource clusterMap) {
+                           java.util.function.LongPredicate intentOpen, java.util.function.LongSupplier leaderTerm, MdtReplicas otherMdts,
+                           ClusterMapSource clusterMap) {
         this.intentOpen = requireNonNull(intentOpen, "intentOpen is null");
+        this.leaderTerm = requireNonNull(leaderTerm, "leaderTerm is null");
         this.self = self;
         this.log = requireNonNull(log, "log is null");
         this.readLocal = requireNonNull(readLocal, "readLocal is null");
@@ -322,16 +326,20 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         if (!intentOpen.test(intent.intentId())) {
             return outcome(intent);
         }
+        long term = leaderTerm.getAsLong(); // what the other MDTs fence this flow by, should a successor take the intent over
+        if (term < 0) {
+            throw new PlinthException(ErrorCode.NOT_LEADER, "MDT " + self + ": this replica no longer leads");
+        }
         Record result;
         try {
             result = switch (intent.kind()) {
                 case MKDIR -> ask(intent.mdt(), new MakeRemoteDirectory(INTERNAL, self, intent.intentId(), intent.parentId(),
-                        intent.mode(), intent.caller().uid(), intent.gid(), intent.layout()));
-                case RMDIR -> ask(intent.mdt(), new RemoveRemoteDirectory(INTERNAL, intent.inodeId(), intent.requiredOwnerUid()));
-                case LINK -> ask(intent.mdt(), new AdjustRemoteLinks(INTERNAL, self, intent.intentId(), intent.inodeId(), 1, -1));
+                        intent.mode(), intent.caller().uid(), intent.gid(), intent.layout(), term));
+                case RMDIR -> ask(intent.mdt(), new RemoveRemoteDirectory(INTERNAL, intent.inodeId(), intent.requiredOwnerUid(), self, term));
+                case LINK -> ask(intent.mdt(), new AdjustRemoteLinks(INTERNAL, self, intent.intentId(), intent.inodeId(), 1, -1, term));
                 case UNLINK -> ask(intent.mdt(), new AdjustRemoteLinks(INTERNAL, self, intent.intentId(), intent.inodeId(), -1,
-                        intent.requiredOwnerUid()));
-                case RENAME -> rename(intent);
+                        intent.requiredOwnerUid(), term));
+                case RENAME -> rename(intent, term);
             };
         } catch (PlinthException e) {
             if (!e.code().retryable()) { // a retryable error leaves the intent open: the other MDT may answer later
@@ -352,7 +360,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
             case RMDIR -> -1;
         };
         if (applied >= 0) {
-            forget(applied, intent);
+            forget(applied, intent, term);
         }
         return intent.kind() == IntentKind.MKDIR || intent.kind() == IntentKind.LINK ? result : HandshakeMessages.EMPTY;
     }
@@ -362,7 +370,7 @@ final class RemoteEntryCoordinator implements AutoCloseable {
      * permission on a directory whose ".." changes, not into itself), its arrival at the
      * destination, and its new ".." where a third MDT holds it.
      */
-    private Record rename(RemoteIntent intent) {
+    private Record rename(RemoteIntent intent, long term) {
         boolean directory = intent.type() == FileType.DIRECTORY;
         boolean newParent = intent.parentId() != intent.targetParentId();
         if (intent.requiredOwnerUid() >= 0 || directory && newParent) {
@@ -380,9 +388,9 @@ final class RemoteEntryCoordinator implements AutoCloseable {
         }
         int destination = InodeId.mdtIndex(intent.targetParentId());
         ask(destination, new EnterRenamed(INTERNAL, self, intent.intentId(), intent.caller(), intent.targetParentId(), intent.targetName(),
-                intent.inodeId(), intent.type(), intent.noReplace()));
+                intent.inodeId(), intent.type(), intent.noReplace(), term));
         if (directory && newParent && intent.mdt() != destination) {
-            ask(intent.mdt(), new SetRemoteParent(INTERNAL, intent.inodeId(), intent.targetParentId()));
+            ask(intent.mdt(), new SetRemoteParent(INTERNAL, intent.inodeId(), intent.targetParentId(), self, term));
         }
         return HandshakeMessages.EMPTY;
     }
@@ -470,9 +478,9 @@ final class RemoteEntryCoordinator implements AutoCloseable {
     }
 
     /** Tells MDT {@code mdt} that its record of having applied its part of {@code intent} may go (once; it stays if this fails). */
-    private void forget(int mdt, RemoteIntent intent) {
+    private void forget(int mdt, RemoteIntent intent, long term) {
         try {
-            ask(mdt, new ForgetAppliedIntent(INTERNAL, self, intent.intentId()), 0);
+            ask(mdt, new ForgetAppliedIntent(INTERNAL, self, intent.intentId(), term), 0);
         } catch (RuntimeException e) {
             LOG.debug("MDT {} keeps its record of intent {}: {}", mdt, intent.intentId(), e.toString());
         }

@@ -274,6 +274,20 @@ public final class RaftReplica implements AutoCloseable {
         }
     }
 
+    /**
+     * The term in which this replica leads its group, or -1 where it does not lead: what a leader
+     * stamps on requests to others, so that they can refuse a former leader still at work (paused
+     * or cut off) once they have heard from its successor.
+     */
+    public long leaderTerm() {
+        try {
+            var info = server.getDivision(group.getGroupId()).getInfo();
+            return info.isLeader() ? info.getCurrentTerm() : -1;
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
     /** The highest log index this replica knows to be committed (-1 while unknown). */
     public long commitIndex() {
         try {

@@ -200,6 +200,7 @@ public final class RemoteEntries {
         if (made != 0) {
             return new AttributesReply(namespace.inode(made).toAttributes()); // asked again: the one made before
         }
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         if (InodeId.mdtIndex(request.parentId()) != request.coordinatorMdt() || request.coordinatorMdt() == namespace.mdtIndex()) {
             throw new PlinthException(ErrorCode.INVALID_ARGUMENT, "the parent must be on the coordinating MDT, another one");
         }
@@ -214,6 +215,7 @@ public final class RemoteEntries {
 
     public static Empty remove(Namespace namespace, RemoveRemoteDirectory request) {
         requireRoot(namespace);
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         InodeRecord directory = namespace.inodeOrNull(request.inodeId());
         if (directory == null) {
             return HandshakeMessages.EMPTY; // removed before: ids are never used again
@@ -235,6 +237,7 @@ public final class RemoteEntries {
             InodeRecord now = namespace.inodeOrNull(request.inodeId());
             return new AttributesReply(now == null ? gone(request.inodeId()) : now.toAttributes());
         }
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         InodeRecord inode = namespace.inode(request.inodeId());
         if (inode.isDirectory()) {
             throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "hard links to directories are not allowed");
@@ -264,6 +267,7 @@ public final class RemoteEntries {
         if (applied(namespace, request.coordinatorMdt(), request.intentId()) != 0) {
             return HandshakeMessages.EMPTY;
         }
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         Credentials caller = request.caller();
         InodeRecord parent = namespace.directory(request.targetParentId());
         requireAllowed(caller, parent, Namespace.WRITE | Namespace.EXECUTE);
@@ -316,6 +320,7 @@ public final class RemoteEntries {
 
     public static Empty setParent(Namespace namespace, SetRemoteParent request) {
         requireRoot(namespace);
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         InodeRecord directory = namespace.inodeOrNull(request.inodeId());
         if (directory != null && directory.isDirectory() && directory.parentId() != request.parentId()) {
             namespace.putInode(directory.withParent(request.parentId(), namespace.now()));
@@ -357,6 +362,7 @@ public final class RemoteEntries {
 
     public static Empty forgetApplied(Namespace namespace, ForgetAppliedIntent request) {
         requireRoot(namespace);
+        requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         namespace.delete(MetaKeys.twoIds(MetaKeys.APPLIED_INTENT, request.coordinatorMdt(), request.intentId()));
         return HandshakeMessages.EMPTY;
     }
@@ -401,6 +407,35 @@ public final class RemoteEntries {
         namespace.put(MetaKeys.id(MetaKeys.INTENT, intent.intentId()), MetaStore.encode(intent));
         namespace.put(MetaKeys.named(MetaKeys.INTENT_BY_ENTRY, intent.parentId(), intent.name()),
                 ByteBuffer.allocate(8).putLong(intent.intentId()).array());
+    }
+
+    /**
+     * Refuses a part sent in an older term of {@code coordinatorMdt}'s leadership than the newest
+     * this MDT has seen from it, and remembers the newest. A leader that was paused or cut off may
+     * go on driving an intent its successor has since finished; once the successor has asked here
+     * (it must, to finish or forget the intent), the former leader's parts are refused, so a part
+     * whose applied record was forgotten cannot be applied twice. Term 0: a sender that does not say.
+     */
+    private static void requireCurrentCoordinator(Namespace namespace, int coordinatorMdt, long term) {
+        if (term <= 0) {
+            return;
+        }
+        byte[] key = MetaKeys.id(MetaKeys.COORDINATOR_TERM, coordinatorMdt);
+        long newest = namespace.getLong(key, 0);
+        if (term < newest) {
+            throw new PlinthException(ErrorCode.NOT_LEADER, "MDT " + coordinatorMdt + " has a newer leader (term " + newest
+                    + ") than the one asking (term " + term + ")");
+        }
+        if (term > newest) {
+            namespace.putLong(key, term);
+        }
+    }
+
+    /** Drops every coordinator term this MDT fenced by (a restored metadata service starts new Raft logs). */
+    public static void forgetCoordinatorTerms(Namespace namespace) {
+        for (byte[][] entry : namespace.scan(new byte[] {MetaKeys.COORDINATOR_TERM}, null, Integer.MAX_VALUE)) {
+            namespace.delete(entry[0]);
+        }
     }
 
     private static long applied(Namespace namespace, int coordinatorMdt, long intentId) {

@@ -29,6 +29,7 @@ import java.nio.charset.StandardCharsets;
  *   0xC0 intent                   an open cross-MDT intent this MDT coordinates (CrossMdtMessages.RemoteIntent)
  *   0xC1 parent name              the intent open on that remote entry (its id)
  *   0xC2 mdt intent               this MDT applied its part of that MDT's intent (value: the inode id it made or changed)
+ *   0xC3 mdt                      the newest Raft term of that MDT's leader that sent this MDT an intent's part
  * </pre>
  * A directory entry whose inode id names another MDT is a remote entry; one with inode id 0
  * ({@link DentryRecord#PENDING}) is a name reserved by an open intent to make a directory there.
@@ -56,6 +57,7 @@ public final class MetaKeys {
     public static final byte INTENT = (byte) 0xC0;
     public static final byte INTENT_BY_ENTRY = (byte) 0xC1;
     public static final byte APPLIED_INTENT = (byte) 0xC2;
+    public static final byte COORDINATOR_TERM = (byte) 0xC3;
 
     private MetaKeys() {}
 

@@ -63,17 +63,23 @@ public final class CrossMdtMessages {
     public record AncestorList(List<Long> inodeIds) {}
 
     // ---- the parts other MDTs apply (once per coordinating MDT and intent)
+    //
+    // Each carries the Raft term in which its sender leads the coordinating MDT (0 where it does not
+    // say): an MDT refuses a part from an older term than the newest it has seen from that MDT, so a
+    // former leader still at work after a pause or a cut cannot apply again a part its successor
+    // finished and had forgotten.
 
     /** Makes the directory of the intent, or returns the one made before. */
     public record MakeRemoteDirectory(OpHeader header, int coordinatorMdt, long intentId, long parentId, int mode, int uid, int gid,
-                                      Layout layout) implements Mutation {}
+                                      Layout layout, long coordinatorTerm) implements Mutation {}
 
     /** Removes empty directory {@code inodeId} (done already if it is gone). */
-    public record RemoveRemoteDirectory(OpHeader header, long inodeId, int requiredOwnerUid) implements Mutation {}
+    public record RemoveRemoteDirectory(OpHeader header, long inodeId, int requiredOwnerUid, int coordinatorMdt, long coordinatorTerm)
+            implements Mutation {}
 
     /** Adds ({@code delta} 1) or drops (-1) a link of file {@code inodeId}, whose name another MDT adds or removes. */
-    public record AdjustRemoteLinks(OpHeader header, int coordinatorMdt, long intentId, long inodeId, int delta, int requiredOwnerUid)
-            implements Mutation {}
+    public record AdjustRemoteLinks(OpHeader header, int coordinatorMdt, long intentId, long inodeId, int delta, int requiredOwnerUid,
+                                    long coordinatorTerm) implements Mutation {}
 
     /**
      * A rename's arrival: {@code targetName} in {@code targetParentId} (this MDT's) names
@@ -81,10 +87,11 @@ public final class CrossMdtMessages {
      * {@code noReplace}, with {@code caller}'s permissions checked here.
      */
     public record EnterRenamed(OpHeader header, int coordinatorMdt, long intentId, Credentials caller, long targetParentId, String targetName,
-                               long inodeId, FileType type, boolean noReplace) implements Mutation {}
+                               long inodeId, FileType type, boolean noReplace, long coordinatorTerm) implements Mutation {}
 
     /** Directory {@code inodeId} now lives in {@code parentId} (its "..", after a rename on other MDTs). */
-    public record SetRemoteParent(OpHeader header, long inodeId, long parentId) implements Mutation {}
+    public record SetRemoteParent(OpHeader header, long inodeId, long parentId, int coordinatorMdt, long coordinatorTerm)
+            implements Mutation {}
 
     /**
      * On MDT 0: takes ({@code take}) or lets go of the one lock that every rename moving a
@@ -96,5 +103,5 @@ public final class CrossMdtMessages {
     public record RenameLock(OpHeader header, String holder, boolean take, long leaseMillis) implements Mutation {}
 
     /** The coordinator finished the intent: the record that this MDT applied its part goes. */
-    public record ForgetAppliedIntent(OpHeader header, int coordinatorMdt, long intentId) implements Mutation {}
+    public record ForgetAppliedIntent(OpHeader header, int coordinatorMdt, long intentId, long coordinatorTerm) implements Mutation {}
 }
