@@ -514,18 +514,8 @@ final class ErasureCodedStripes implements StripeIo {
                 throw new PlinthException(ErrorCode.UNAVAILABLE, "inode " + inodeId + " chunk group " + group + ": only " + present.size()
                         + " cells to rebuild from, " + k + " needed");
             }
-            int[] inputsAt = present.stream().mapToInt(Integer::intValue).toArray();
-            ByteBuffer[] inputs = new ByteBuffer[k];
-            for (int j = 0; j < k; j++) {
-                inputs[j] = cells[inputsAt[j]].copy(length);
-            }
             int[] wanted = lost.stream().mapToInt(Integer::intValue).toArray();
-            ByteBuffer[] outputs = new ByteBuffer[wanted.length];
-            for (int o = 0; o < outputs.length; o++) {
-                outputs[o] = ByteBuffer.allocateDirect(Math.max(1, length)).limit(length);
-            }
-            code.decode(inputsAt, inputs, wanted, outputs, length);
-            rewrite(group, wanted, outputs, length);
+            rewrite(group, wanted, decode(cells, present, wanted, length), length);
         } finally {
             for (CellBytes cell : cells) {
                 if (cell != null) {
@@ -806,17 +796,7 @@ final class ErasureCodedStripes implements StripeIo {
                         + ": only " + present.size() + " of its " + (k + m) + " cells agree and can be read, " + k + " are needed"
                         + (cause == null ? "" : " (" + cause.getMessage() + ")"), cause);
             }
-            int[] inputsAt = present.subList(0, k).stream().mapToInt(Integer::intValue).toArray();
-            ByteBuffer[] inputs = new ByteBuffer[k];
-            for (int j = 0; j < k; j++) {
-                inputs[j] = cells[inputsAt[j]].copy(length);
-            }
-            int[] rebuilt = lost.stream().mapToInt(w -> wanted[w]).toArray();
-            ByteBuffer[] outputs = new ByteBuffer[rebuilt.length];
-            for (int o = 0; o < outputs.length; o++) {
-                outputs[o] = ByteBuffer.allocateDirect(Math.max(1, length)).limit(length);
-            }
-            code.decode(inputsAt, inputs, rebuilt, outputs, length);
+            ByteBuffer[] outputs = decode(cells, present, lost.stream().mapToInt(w -> wanted[w]).toArray(), length);
             for (int o = 0; o < lost.size(); o++) {
                 result[lost.get(o)] = outputs[o];
             }
@@ -828,6 +808,21 @@ final class ErasureCodedStripes implements StripeIo {
                 }
             }
         }
+    }
+
+    /** Decodes cells {@code wanted} over [0, length) from the first {@code k} of cells {@code from} (read into {@code cells}, of one tag). */
+    private ByteBuffer[] decode(CellBytes[] cells, List<Integer> from, int[] wanted, int length) {
+        int[] inputsAt = from.subList(0, k).stream().mapToInt(Integer::intValue).toArray();
+        ByteBuffer[] inputs = new ByteBuffer[k];
+        for (int j = 0; j < k; j++) {
+            inputs[j] = cells[inputsAt[j]].copy(length);
+        }
+        ByteBuffer[] outputs = new ByteBuffer[wanted.length];
+        for (int o = 0; o < outputs.length; o++) {
+            outputs[o] = ByteBuffer.allocateDirect(Math.max(1, length)).limit(length);
+        }
+        code.decode(inputsAt, inputs, wanted, outputs, length);
+        return outputs;
     }
 
     /** Reads cells {@code which} in parallel into {@code cells}, or their failures into {@code failures}. */
@@ -1062,17 +1057,8 @@ final class ErasureCodedStripes implements StripeIo {
                         + k + " needed", cause);
             }
             long tag = cells[agreeing.getFirst()].tag();
-            int[] inputsAt = agreeing.subList(0, k).stream().mapToInt(Integer::intValue).toArray();
-            ByteBuffer[] inputs = new ByteBuffer[k];
-            for (int j = 0; j < k; j++) {
-                inputs[j] = cells[inputsAt[j]].copy(length);
-            }
             int[] wanted = staleCells.stream().mapToInt(Integer::intValue).toArray();
-            ByteBuffer[] outputs = new ByteBuffer[wanted.length];
-            for (int o = 0; o < outputs.length; o++) {
-                outputs[o] = ByteBuffer.allocateDirect(Math.max(1, length)).limit(length);
-            }
-            code.decode(inputsAt, inputs, wanted, outputs, length);
+            ByteBuffer[] outputs = decode(cells, agreeing, wanted, length);
             List<CompletableFuture<RpcResponse<Record>>> cuts = new ArrayList<>();
             for (int cell : wanted) {
                 cuts.add(cutCell(cell, group, 0)); // to nothing first: a cut inside a damaged block would be refused
