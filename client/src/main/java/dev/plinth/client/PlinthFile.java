@@ -67,6 +67,8 @@ public final class PlinthFile implements AutoCloseable {
     /** While the file is being restored from its archive: how much of it is back (null once it is resident). */
     private volatile HsmAccess.RestoreProgress restoring;
     private final int readUnitBytes;
+    /** Where read unit 0 begins (see {@link #unitPhase(Layout)}): unit {@code u} is [u * readUnitBytes + unitPhase, + readUnitBytes). */
+    private final long unitPhase;
     private final int readaheadUnits;
     /** The file's Data-on-MDT size: bytes below it are the metadata service's. */
     private final int mdtBytes;
@@ -119,12 +121,42 @@ public final class PlinthFile implements AutoCloseable {
         this.attributes = attributes;
         this.privilegesKept = writable && (attributes.mode() & 06000) != 0; // meta decides what goes
         this.readUnitBytes = readUnitBytes(layout);
+        this.unitPhase = unitPhase(layout);
         this.readaheadUnits = (int) Math.max(1, client.options().config().get(Settings.CLIENT_READAHEAD_BYTES) / readUnitBytes);
     }
 
-    /** The read-ahead unit of a file with this layout: its stripe size, at least 1 MiB and at most 4 MiB. */
+    /**
+     * The read-ahead unit of a file with this layout: its stripe size, at least 1 MiB and at most
+     * 4 MiB, of stored bytes. A compressed layout stores a block of the file per 64 KiB slot, so
+     * its unit is the blocks of that many slots: one stripe of slots, one request to one target
+     * (a unit of 1 MiB of the file would take 17 slots, from two targets, one slot read twice).
+     */
     static int readUnitBytes(Layout layout) {
-        return Math.clamp(layout.stripeSizeBytes(), READ_UNIT_BYTES_MIN, READ_UNIT_BYTES_MAX);
+        int stored = Math.clamp(layout.stripeSizeBytes(), READ_UNIT_BYTES_MIN, READ_UNIT_BYTES_MAX);
+        return layout.compressed() ? stored / Layout.COMPRESSED_SLOT_BYTES * Layout.COMPRESSED_BLOCK_BYTES : stored;
+    }
+
+    /**
+     * Where the units of a file with this layout are aligned: 0, or for a compressed layout (whose
+     * blocks start at the Data-on-MDT size) the file offset of the first block whose slot starts a
+     * unit of stored bytes, taken modulo the unit.
+     */
+    static long unitPhase(Layout layout) {
+        if (!layout.compressed()) {
+            return 0;
+        }
+        long storedUnit = Math.clamp(layout.stripeSizeBytes(), READ_UNIT_BYTES_MIN, READ_UNIT_BYTES_MAX);
+        long firstBoundary = Math.ceilDiv(layout.mdtBytes(), storedUnit) * storedUnit;
+        long block = (firstBoundary - layout.mdtBytes()) / Layout.COMPRESSED_SLOT_BYTES;
+        return Math.floorMod(layout.mdtBytes() + block * Layout.COMPRESSED_BLOCK_BYTES, (long) readUnitBytes(layout));
+    }
+
+    private long unitOf(long offset) {
+        return Math.floorDiv(offset - unitPhase, readUnitBytes);
+    }
+
+    private long unitStart(long unit) {
+        return unit * readUnitBytes + unitPhase;
     }
 
     public long inodeId() {
@@ -667,18 +699,18 @@ public final class PlinthFile implements AutoCloseable {
 
     private void readThroughUnits(long offset, int length, ExtentSink sink) {
         long end = offset + length;
-        long firstUnit = offset / readUnitBytes;
-        long lastUnit = (end - 1) / readUnitBytes;
+        long firstUnit = unitOf(offset);
+        long lastUnit = unitOf(end - 1);
         // keep the window full: everything up to readaheadUnits past the last unit read, within the file and the stream
-        long windowEnd = Math.max(lastUnit, Math.min(lastUnit + readaheadUnits, (Math.min(sizeBytes, streamEnd) - 1) / readUnitBytes));
+        long windowEnd = Math.max(lastUnit, Math.min(lastUnit + readaheadUnits, unitOf(Math.min(sizeBytes, streamEnd) - 1)));
         long fetchEnd = Math.max(streamEnd, end); // a unit that reaches past the advised range is fetched only up to its end
         // A unit the read needs that is not on its way (a stream's first read, or one that outran its read-ahead)
         // and that the read ends inside is fetched as two requests at once: the part the read asks for, which it
         // waits for, and the rest, which becomes the unit. A GET's first 1 MiB then waits for 1 MiB from the disk,
         // not for a whole 4 MiB stripe (design note 70).
         CompletableFuture<Extent> head = null;
-        if (!readUnits.containsKey(lastUnit) && end < (lastUnit + 1) * readUnitBytes && end < Math.min(sizeBytes, fetchEnd)) {
-            long headStart = Math.max(offset, lastUnit * readUnitBytes);
+        if (!readUnits.containsKey(lastUnit) && end < unitStart(lastUnit + 1) && end < Math.min(sizeBytes, fetchEnd)) {
+            long headStart = Math.max(offset, unitStart(lastUnit));
             head = stripes.read(headStart, (int) (end - headStart));
             readUnits.put(lastUnit, new ReadUnit(fetchUnit(lastUnit, end, fetchEnd), false));
         }
@@ -692,7 +724,7 @@ public final class PlinthFile implements AutoCloseable {
             }
         }
         for (long unit = firstUnit; unit <= lastUnit; unit++) {
-            long unitStart = unit * readUnitBytes;
+            long unitStart = unitStart(unit);
             long from = Math.max(offset, unitStart);
             long to = Math.min(end, unitStart + readUnitBytes);
             if (unit == lastUnit && head != null) {
@@ -718,7 +750,7 @@ public final class PlinthFile implements AutoCloseable {
             extent.deliver(from, (int) (to - from), sink);
         }
         // drop units well behind the reader (a few stay for reads that arrive out of order)
-        long headUnit = Math.max(lastUnit, Math.max(0, lastReadEnd - 1) / readUnitBytes);
+        long headUnit = Math.max(lastUnit, unitOf(Math.max(0, lastReadEnd - 1)));
         Iterator<Map.Entry<Long, ReadUnit>> entries = readUnits.entrySet().iterator();
         while (entries.hasNext()) {
             Map.Entry<Long, ReadUnit> entry = entries.next();
@@ -742,8 +774,8 @@ public final class PlinthFile implements AutoCloseable {
         if (readUnits.isEmpty()) {
             return;
         }
-        long first = offset / readUnitBytes;
-        long last = (offset + length - 1) / readUnitBytes;
+        long first = unitOf(offset);
+        long last = unitOf(offset + length - 1);
         readUnits.entrySet().removeIf(entry -> {
             boolean drop = entry.getKey() >= first && entry.getKey() <= last;
             if (drop) {
@@ -862,8 +894,8 @@ public final class PlinthFile implements AutoCloseable {
      * most up to {@code limit}, less the Data-on-MDT part (which the targets do not hold).
      */
     private CompletableFuture<Extent> fetchUnit(long unit, long from, long limit) {
-        long start = Math.max(Math.max(unit * readUnitBytes, from), mdtBytes);
-        long end = Math.min(Math.min((unit + 1) * readUnitBytes, sizeBytes), limit);
+        long start = Math.max(Math.max(unitStart(unit), from), mdtBytes);
+        long end = Math.min(Math.min(unitStart(unit + 1), sizeBytes), limit);
         return stripes.read(start, (int) Math.max(0, end - start));
     }
 

@@ -26,7 +26,7 @@ final class ReadAheadBudget {
         this.free = new Semaphore(grains);
     }
 
-    /** Takes a unit of {@code unitBytes} (a multiple of 64 KiB, at least 1 MiB) if that much is free; never waits. */
+    /** Takes a unit of {@code unitBytes} (in whole grains, rounded up: a compressed file's unit is 16 bytes a slot short of them) if that much is free; never waits. */
     boolean tryTake(int unitBytes) {
         return free.tryAcquire(grainsOf(unitBytes));
     }
