@@ -14,6 +14,7 @@ import dev.plinth.server.MetaRole;
 import dev.plinth.server.ProcessHost;
 import dev.plinth.wire.HostPort;
 import dev.plinth.wire.messages.HsmMessages;
+import dev.plinth.wire.messages.MetaMessages;
 import dev.plinth.wire.messages.MetaMessages.Attributes;
 import dev.plinth.wire.messages.MetaMessages.ReadDirPlusReply;
 import java.nio.ByteBuffer;
@@ -104,6 +105,27 @@ class SeveralMdtsTest {
                 assertThat(code(() -> user.delete("/remote/back"))).isEqualTo(ErrorCode.PERMISSION_DENIED);
                 assertThat(code(() -> user.rename("/remote/sub/f", "/f"))).isEqualTo(ErrorCode.PERMISSION_DENIED);
             }
+            // a set-group-ID directory hands its group and the bit to a directory made on another MDT, as to one made beside it
+            client.mkdir("/shared", 0755);
+            long shared = client.stat("/shared").inodeId();
+            client.setAttr(shared, MetaMessages.SET_MODE | MetaMessages.SET_GID, 02777 | 01000, 0, 4242, 0, 0, 0);
+            client.mkdir("/shared/there", 0750, 1);
+            var there = client.stat("/shared/there");
+            assertThat(there.gid()).isEqualTo(4242);
+            assertThat(there.mode() & 07777).isEqualTo(02750);
+            // and its sticky bit keeps another user's file from a rename arriving from another MDT
+            try (PlinthClient owner = cluster.client(new Credentials(1001, 1001, List.of()));
+                 PlinthClient other = cluster.client(new Credentials(1002, 1002, List.of()))) {
+                owner.create("/shared/victim", 0644, true, null).close();
+                other.mkdir("/shared/theirs", 0777, 1);
+                other.create("/shared/theirs/f", 0644, true, null).close();
+                assertThat(code(() -> other.rename("/shared/theirs/f", "/shared/victim"))).isEqualTo(ErrorCode.OPERATION_NOT_PERMITTED);
+                owner.delete("/shared/victim");
+                other.delete("/shared/theirs/f");
+                other.delete("/shared/theirs");
+            }
+            client.delete("/shared/there");
+            client.delete("/shared");
             assertThat(client.namespaceFindings()).isEmpty();
 
             // removal: refused while not empty, then the name and the inode go together

@@ -439,8 +439,13 @@ public final class Namespace {
 
     /** POSIX access check of {@code mask} (READ|WRITE|EXECUTE bits) for the caller. */
     public void check(InodeRecord inode, int mask) {
-        if (!allowed(inode, mask)) {
-            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "uid " + caller().uid() + " on inode " + InodeId.format(inode.inodeId()));
+        check(caller(), inode, mask);
+    }
+
+    /** The POSIX access check for {@code caller}, who may be another MDT's (a change arriving from there). */
+    public static void check(Credentials caller, InodeRecord inode, int mask) {
+        if (!Permissions.allowed(caller, inode.mode(), inode.uid(), inode.gid(), inode.isDirectory(), mask)) {
+            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "uid " + caller.uid() + " on inode " + InodeId.format(inode.inodeId()));
         }
     }
 
@@ -482,8 +487,12 @@ public final class Namespace {
 
     /** Sticky directories (like /tmp) let only the owner of an entry or of the directory remove it. */
     public void checkSticky(InodeRecord directory, InodeRecord victim) {
-        if ((directory.mode() & 01000) != 0 && !caller().isRoot() && caller().uid() != victim.uid()
-                && caller().uid() != directory.uid()) {
+        checkSticky(caller(), directory, victim);
+    }
+
+    /** The sticky rule for {@code caller}, who may be another MDT's (a rename arriving from there): only the owner of the victim or of the directory, or root, removes or replaces an entry of a sticky directory. */
+    public static void checkSticky(Credentials caller, InodeRecord directory, InodeRecord victim) {
+        if ((directory.mode() & 01000) != 0 && !caller.isRoot() && caller.uid() != victim.uid() && caller.uid() != directory.uid()) {
             throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "sticky directory");
         }
     }

@@ -29,6 +29,23 @@ final class NewEntry {
         return parent;
     }
 
+    /** The group of a new entry of {@code parent}: the parent's where it is set-group-ID (the BSD rule), else the caller's. */
+    static int groupOf(Namespace namespace, InodeRecord parent) {
+        return (parent.mode() & 02000) != 0 ? parent.gid() : namespace.caller().gid();
+    }
+
+    /**
+     * The permission bits of a new entry of {@code type} asked for with {@code mode}: a directory
+     * below a set-group-ID one is set-group-ID too, and a symlink's are 0777.
+     */
+    static int permissionsOf(InodeRecord parent, FileType type, int mode) {
+        if (type == FileType.SYMLINK) {
+            return 0777;
+        }
+        int permissions = mode & InodeRecord.PERMISSION_BITS;
+        return type == FileType.DIRECTORY && (parent.mode() & 02000) != 0 ? permissions | 02000 : permissions;
+    }
+
     /** A new inode named {@code name} in {@code parent}; with name null an unnamed file (see Create). */
     static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
                               String symlinkTarget) {
@@ -39,15 +56,8 @@ final class NewEntry {
     static InodeRecord create(Namespace namespace, InodeRecord parent, String name, FileType type, int mode, Layout layout,
                               String symlinkTarget, long rdev) {
         long now = namespace.now();
-        boolean setGroupId = (parent.mode() & 02000) != 0;
-        int gid = setGroupId ? parent.gid() : namespace.caller().gid();
-        int permissions = mode & InodeRecord.PERMISSION_BITS;
-        if (type == FileType.DIRECTORY && setGroupId) {
-            permissions |= 02000;
-        }
-        if (type == FileType.SYMLINK) {
-            permissions = 0777;
-        }
+        int gid = groupOf(namespace, parent);
+        int permissions = permissionsOf(parent, type, mode);
         long inodeId = namespace.allocateInodeId();
         int links = name == null ? 0 : type == FileType.DIRECTORY ? 2 : 1;
         InodeRecord inode = new InodeRecord(inodeId, type, permissions, namespace.caller().uid(), gid,

@@ -5,7 +5,6 @@ import dev.plinth.common.ErrorCode;
 import dev.plinth.common.FileType;
 import dev.plinth.common.InodeId;
 import dev.plinth.common.Names;
-import dev.plinth.common.Permissions;
 import dev.plinth.common.PlinthException;
 import dev.plinth.meta.Namespace;
 import dev.plinth.meta.store.DentryRecord;
@@ -63,10 +62,9 @@ public final class RemoteEntries {
         if (parent.linkCount() >= Namespace.LINK_COUNT_MAX) {
             throw new PlinthException(ErrorCode.TOO_MANY_LINKS, "too many subdirectories");
         }
-        // the new directory's group and mode as NewEntry sets them here
-        boolean setGroupId = (parent.mode() & 02000) != 0;
-        int gid = setGroupId ? parent.gid() : namespace.caller().gid();
-        int permissions = request.mode() & InodeRecord.PERMISSION_BITS | (setGroupId ? 02000 : 0);
+        // the new directory's group and mode as a directory made here would have them
+        int gid = NewEntry.groupOf(namespace, parent);
+        int permissions = NewEntry.permissionsOf(parent, FileType.DIRECTORY, request.mode());
         RemoteIntent intent = new RemoteIntent(nextIntentId(namespace), IntentKind.MKDIR, namespace.caller(), parent.inodeId(),
                 request.name(), 0, FileType.DIRECTORY, request.mdt(), 0, null, false, permissions, gid, parent.layout(), -1, namespace.now());
         reserve(namespace, parent, request.name());
@@ -270,7 +268,7 @@ public final class RemoteEntries {
         requireCurrentCoordinator(namespace, request.coordinatorMdt(), request.coordinatorTerm());
         Credentials caller = request.caller();
         InodeRecord parent = namespace.directory(request.targetParentId());
-        requireAllowed(caller, parent, Namespace.WRITE | Namespace.EXECUTE);
+        Namespace.check(caller, parent, Namespace.WRITE | Namespace.EXECUTE);
         if (parent.linkCount() == 0) {
             throw new PlinthException(ErrorCode.NOT_FOUND, "directory was removed");
         }
@@ -290,9 +288,7 @@ public final class RemoteEntries {
                         + ": replacing it in a rename from another MDT is not supported");
             }
             InodeRecord target = namespace.inode(existing.inodeId());
-            if ((parent.mode() & 01000) != 0 && !caller.isRoot() && caller.uid() != target.uid() && caller.uid() != parent.uid()) {
-                throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "sticky directory");
-            }
+            Namespace.checkSticky(caller, parent, target);
             if (directory && !target.isDirectory()) {
                 throw new PlinthException(ErrorCode.NOT_A_DIRECTORY, "'" + name + "'");
             }
@@ -459,12 +455,6 @@ public final class RemoteEntries {
     private static void requireOwner(InodeRecord inode, int requiredOwnerUid) {
         if (requiredOwnerUid >= 0 && inode.uid() != requiredOwnerUid) {
             throw new PlinthException(ErrorCode.OPERATION_NOT_PERMITTED, "sticky directory");
-        }
-    }
-
-    private static void requireAllowed(Credentials caller, InodeRecord inode, int mask) {
-        if (!Permissions.allowed(caller, inode.mode(), inode.uid(), inode.gid(), inode.isDirectory(), mask)) {
-            throw new PlinthException(ErrorCode.PERMISSION_DENIED, "uid " + caller.uid() + " on inode " + InodeId.format(inode.inodeId()));
         }
     }
 
