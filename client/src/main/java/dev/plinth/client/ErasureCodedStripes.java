@@ -857,8 +857,7 @@ final class ErasureCodedStripes implements StripeIo {
      * {@code groupRead} hears the bytes each group's check read (all its cells).
      */
     ParityCheck checkParity(long sizeBytes, boolean repair, long settleMillis, java.util.function.LongConsumer groupRead) {
-        long rowBytes = rowBytes();
-        long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
+        long parityLength = parityLength(sizeBytes);
         long groups = groups(sizeBytes);
         List<String> problems = new ArrayList<>();
         long repaired = 0;
@@ -1078,10 +1077,15 @@ final class ErasureCodedStripes implements StripeIo {
         }
     }
 
-    private long groups(long sizeBytes) {
+    /** How far a parity cell's object reaches for a file of {@code sizeBytes} (stored size): a cell per whole row, and the last row's part. */
+    private long parityLength(long sizeBytes) {
         long rowBytes = rowBytes();
-        long parityLength = sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
-        return (parityLength + chunkBytes - 1) / chunkBytes;
+        return sizeBytes / rowBytes * cellBytes + Math.min(cellBytes, sizeBytes % rowBytes);
+    }
+
+    /** The chunk groups a file of {@code sizeBytes} (stored size) has. */
+    private long groups(long sizeBytes) {
+        return (parityLength(sizeBytes) + chunkBytes - 1) / chunkBytes;
     }
 
     // ---- truncate and sync
@@ -1104,12 +1108,10 @@ final class ErasureCodedStripes implements StripeIo {
             flush();
             join(written);
         }
-        long fullRows = newSize / rowBytes;
-        long rest = newSize % rowBytes;
-        long parityLength = fullRows * cellBytes + Math.min(cellBytes, rest);
+        long parityLength = parityLength(newSize);
         // every cell keeps its chunk of the last group, cut to its share, so the group's cells keep one tag (a chunk that is
         // gone reads as untagged)
-        long keptGroups = (parityLength + chunkBytes - 1) / chunkBytes;
+        long keptGroups = groups(newSize);
         Retry.call(client.retryMillis(), () -> {
             List<CompletableFuture<RpcResponse<Record>>> calls = new ArrayList<>();
             Duration timeout = Duration.ofMillis(client.timeoutMillis());
