@@ -73,6 +73,10 @@ final class ProcessCluster implements AutoCloseable {
                 ip("-n", namespace, "link", "set", network.insideLink, "up");
                 // the addresses live on a bridge, so that processes in namespaces of their own can join the link (ownNamespace)
                 ip("-n", namespace, "link", "add", "plbr", "type", "bridge");
+                // a bridge without an address of its own takes its ports' lowest, so adding a port could change it; the
+                // test's ARP entry for the addresses on the bridge would then name the old one, and packets to them
+                // would be dropped until the entry expired (connects timed out after a group of MDT replicas joined)
+                ip("-n", namespace, "link", "set", "plbr", "address", "02:00:00:00:" + id.substring(0, 2) + ":" + id.substring(2));
                 ip("-n", namespace, "link", "set", network.insideLink, "master", "plbr");
                 ip("-n", namespace, "link", "set", "plbr", "up");
                 // the local table moves behind the rules a cut adds, or it would deliver local packets before they are seen
