@@ -494,6 +494,33 @@ def user_xattrs():
 
 
 @check
+def file_capabilities_go_with_a_write():
+    """A write strips security.capability (the kernel asks for it before each write; the mount
+    may answer from what it fetched within the attribute timeout, and forgets it on a change)."""
+    import struct
+    capability = struct.pack("<IIIII", 0x02000001, 1 << 10, 0, 0, 0)  # v2, effective, cap_net_bind_service
+    name = path("capped")
+    write_file(name, b"x", 0o666)
+    with open(name, "r+b", buffering=0) as f:
+        f.write(b"y")  # the mount now holds "none" for this file
+        os.setxattr(name, "security.capability", capability)
+        assert os.getxattr(name, "security.capability") == capability
+        f.write(b"z")  # even root's write strips it: the cached "none" must not hide it
+    expect_errno(errno.ENODATA, os.getxattr, name, "security.capability")
+    os.setxattr(name, "security.capability", capability)
+    if OTHER:
+        assert os.getxattr(os.path.join(OTHER, os.path.relpath(name, MOUNT)), "security.capability") == capability
+
+    def user_writes():
+        with open(name, "ab", buffering=0) as f:
+            f.write(b"u")
+
+    as_user(user_writes)
+    expect_errno(errno.ENODATA, os.getxattr, name, "security.capability")
+    assert read_file(name) == b"yzu"
+
+
+@check
 def error_codes():
     expect_errno(errno.ENOENT, os.stat, path("no", "such"))
     write_file(path("plain"), b"p")

@@ -432,4 +432,9 @@ final class CompressedBlocks implements StripeIo {
     public void sync() {
         stored.sync();
     }
+
+    @Override
+    public SyncInFlight startSync() {
+        return stored.startSync();
+    }
 }

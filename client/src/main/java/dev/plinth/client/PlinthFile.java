@@ -378,8 +378,19 @@ public final class PlinthFile implements AutoCloseable {
     /** Makes everything written durable on the targets and settles size and mtime (fsync). */
     public synchronized void fsync() {
         awaitSentWrites();
-        stripes.sync();
-        settle(false);
+        // the targets' fsync and the metadata change run together: a 4 KiB write + fsync waited for one after the other
+        StripeIo.SyncInFlight synced = stripes.startSync();
+        try {
+            settle(false);
+        } catch (RuntimeException e) {
+            try {
+                synced.await();
+            } catch (RuntimeException syncFailure) {
+                e.addSuppressed(syncFailure);
+            }
+            throw e;
+        }
+        synced.await();
     }
 
     private void settle(boolean release) {

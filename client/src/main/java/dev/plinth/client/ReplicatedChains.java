@@ -142,6 +142,29 @@ final class ReplicatedChains implements StripeIo {
         syncTargets(client, inodeId, layout.chainIds());
     }
 
+    @Override
+    public SyncInFlight startSync() {
+        List<CompletableFuture<RpcResponse<Record>>> syncs;
+        try {
+            syncs = sendSyncs(client, inodeId, layout.chainIds());
+        } catch (PlinthException e) {
+            if (!e.code().retryable()) {
+                throw e;
+            }
+            return this::sync;
+        }
+        return () -> {
+            try {
+                awaitAll(syncs);
+            } catch (PlinthException e) {
+                if (!e.code().retryable()) {
+                    throw e;
+                }
+                sync(); // from the start, with the retries a sync makes
+            }
+        };
+    }
+
     /**
      * Makes the chunks of {@code inodeId} durable (fsync) on every target that takes writes of
      * the layout's chains now: one replicated stripe object per chain, or one cell object per
@@ -149,17 +172,22 @@ final class ReplicatedChains implements StripeIo {
      */
     static void syncTargets(PlinthClient client, long inodeId, List<Integer> chainIds) {
         Retry.call(client.retryMillis(), () -> {
-            Set<Integer> targets = new LinkedHashSet<>();
-            for (int chainId : chainIds) {
-                targets.addAll(client.chain(chainId).writeTargets());
-            }
-            List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
-            for (int targetId : targets) {
-                syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
-            }
-            awaitAll(syncs);
+            awaitAll(sendSyncs(client, inodeId, chainIds));
             return null;
         }, client::refreshClusterMapSoon);
+    }
+
+    /** Sends {@code SyncFile} to every target that takes writes of {@code chainIds}, once each. */
+    private static List<CompletableFuture<RpcResponse<Record>>> sendSyncs(PlinthClient client, long inodeId, List<Integer> chainIds) {
+        Set<Integer> targets = new LinkedHashSet<>();
+        for (int chainId : chainIds) {
+            targets.addAll(client.chain(chainId).writeTargets());
+        }
+        List<CompletableFuture<RpcResponse<Record>>> syncs = new ArrayList<>();
+        for (int targetId : targets) {
+            syncs.add(client.storage(targetId).callAsync(new SyncFile(targetId, inodeId), null, Duration.ofMillis(client.timeoutMillis())));
+        }
+        return syncs;
     }
 
     /** Cuts sent to chain heads before the next ones wait for their answers. */

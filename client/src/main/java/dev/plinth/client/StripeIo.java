@@ -31,6 +31,22 @@ interface StripeIo {
     /** Makes everything acknowledged so far durable on the targets (fsync). */
     void sync();
 
+    /** A {@link #startSync} under way. */
+    interface SyncInFlight {
+        /** Waits for the sync to end (retrying it as {@link #sync} does), or throws its failure. */
+        void await();
+    }
+
+    /**
+     * Starts {@link #sync} and returns without waiting for the targets, so that the caller can
+     * settle the file's size with meta meanwhile: neither needs anything from the other. A layout
+     * whose sync writes first (an erasure-coded row still held) syncs here and returns it done.
+     */
+    default SyncInFlight startSync() {
+        sync();
+        return () -> {};
+    }
+
     /**
      * Sends what the layout holds back to write in larger units (an erasure-coded row being
      * filled): a handle calls it before it waits for its writes, whose futures complete only

@@ -55,6 +55,67 @@ public final class Crc32cBlocks {
         return crcs;
     }
 
+    /** CRC32C's polynomial, bit-reflected. */
+    private static final int POLYNOMIAL = 0x82F63B78;
+
+    /**
+     * The CRC32C of A followed by B, from the CRCs of A and B and B's length, without the bytes
+     * (zlib's {@code crc32_combine}, on CRC32C's polynomial): an append to a block extends the
+     * block's stored CRC instead of reading back what the block held.
+     */
+    public static int combine(int crcA, int crcB, long lengthB) {
+        if (lengthB <= 0) {
+            return crcA;
+        }
+        int[] odd = new int[32]; // the operator for one zero bit
+        odd[0] = POLYNOMIAL;
+        int row = 1;
+        for (int n = 1; n < 32; n++) {
+            odd[n] = row;
+            row <<= 1;
+        }
+        int[] even = new int[32];
+        square(even, odd); // two zero bits
+        square(odd, even); // four
+        int crc = crcA;
+        long remaining = lengthB; // in bytes: the first squaring below makes the operator for eight zero bits
+        while (true) {
+            square(even, odd);
+            if ((remaining & 1) != 0) {
+                crc = times(even, crc);
+            }
+            remaining >>>= 1;
+            if (remaining == 0) {
+                break;
+            }
+            square(odd, even);
+            if ((remaining & 1) != 0) {
+                crc = times(odd, crc);
+            }
+            remaining >>>= 1;
+            if (remaining == 0) {
+                break;
+            }
+        }
+        return crc ^ crcB;
+    }
+
+    private static int times(int[] matrix, int vector) {
+        int sum = 0;
+        for (int i = 0; vector != 0; i++, vector >>>= 1) {
+            if ((vector & 1) != 0) {
+                sum ^= matrix[i];
+            }
+        }
+        return sum;
+    }
+
+    private static void square(int[] square, int[] matrix) {
+        for (int n = 0; n < 32; n++) {
+            square[n] = times(matrix, matrix[n]);
+        }
+    }
+
     public static int blockCount(long length) {
         return (int) ((length + BLOCK_BYTES - 1) / BLOCK_BYTES);
     }

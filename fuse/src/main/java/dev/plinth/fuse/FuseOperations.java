@@ -65,8 +65,8 @@ final class FuseOperations {
     /** What each inode looked like when this mount last had it open: unchanged means cached pages are still good. */
     private final CacheValidators validators = new CacheValidators(100_000);
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final CapabilityCache capabilities;
 
-    /** One open(2) of a file through this mount. */
     /**
      * One open(2) of a file through this mount. {@code direct}: opened write-only, so the kernel
      * sends writes straight from the caller's buffer instead of copying them through its page
@@ -103,6 +103,7 @@ final class FuseOperations {
         this.readOnly = options.readOnly();
         this.attrTimeoutSeconds = options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS) / 1000.0;
         this.entryTimeoutSeconds = options.config().get(Settings.MOUNT_ENTRY_TIMEOUT_MILLIS) / 1000.0;
+        this.capabilities = new CapabilityCache(options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS));
     }
 
     /** The libfuse session, once mounted: needed to send the kernel invalidations. */
@@ -492,6 +493,9 @@ final class FuseOperations {
     void write(MemorySegment req, long ino, MemorySegment buffer, long size, long offset, MemorySegment fi) {
         serve(req, "write", () -> {
             OpenFile open = handle(fi);
+            if (open.direct()) {
+                stripCapability(ino);
+            }
             boolean clearsPrivileges = open.file().clearsPrivilegesOnWrite();
             int written = open.file().write(offset, buffer.reinterpret(size).asByteBuffer());
             if (clearsPrivileges) {
@@ -804,13 +808,56 @@ final class FuseOperations {
         serve(req, "setxattr", () -> {
             requireWritable();
             byte[] bytes = value.reinterpret(size).toArray(JAVA_BYTE);
-            client.setXattr(ino, string(name), bytes, flags & (XATTR_CREATE | XATTR_REPLACE));
+            String attribute = string(name);
+            try {
+                client.setXattr(ino, attribute, bytes, flags & (XATTR_CREATE | XATTR_REPLACE));
+            } finally {
+                forgetCapability(ino, attribute);
+            }
             replyError(req, 0);
         });
     }
 
     void getxattr(MemorySegment req, long ino, MemorySegment name, long size) {
-        serve(req, "getxattr", () -> replyXattr(req, client.getXattr(ino, string(name)), size));
+        serve(req, "getxattr", () -> {
+            String attribute = string(name);
+            if (!attribute.equals(CapabilityCache.NAME)) {
+                replyXattr(req, client.getXattr(ino, attribute), size);
+                return;
+            }
+            byte[] value = capabilities.get(ino, inode -> client.getXattr(inode, attribute));
+            if (value == null) {
+                throw new PlinthException(ErrorCode.NO_ATTRIBUTE, attribute);
+            }
+            replyXattr(req, value, size);
+        });
+    }
+
+    /**
+     * The kernel strips file capabilities before a write through its page cache, but not before
+     * one it passes straight on (a direct handle, opened write-only), which a FUSE file system is
+     * to handle as it does set-user-ID bits: removed here, as the kernel would remove it, whoever
+     * writes (the removal needs no permission of the writer's).
+     */
+    private void stripCapability(long inodeId) {
+        if (capabilities.get(inodeId, inode -> client.getXattr(inode, CapabilityCache.NAME)) == null) {
+            return;
+        }
+        try {
+            ScopedValue.where(PlinthClient.CALLER, Credentials.ROOT).run(() -> client.removeXattr(inodeId, CapabilityCache.NAME));
+        } catch (PlinthException e) {
+            if (e.code() != ErrorCode.NO_ATTRIBUTE) {
+                throw e;
+            }
+        } finally {
+            capabilities.forget(inodeId);
+        }
+    }
+
+    private void forgetCapability(long inodeId, String attribute) {
+        if (attribute.equals(CapabilityCache.NAME)) {
+            capabilities.forget(inodeId);
+        }
     }
 
     void listxattr(MemorySegment req, long ino, long size) {
@@ -827,7 +874,12 @@ final class FuseOperations {
     void removexattr(MemorySegment req, long ino, MemorySegment name) {
         serve(req, "removexattr", () -> {
             requireWritable();
-            client.removeXattr(ino, string(name));
+            String attribute = string(name);
+            try {
+                client.removeXattr(ino, attribute);
+            } finally {
+                forgetCapability(ino, attribute);
+            }
             replyError(req, 0);
         });
     }

@@ -57,6 +57,10 @@ final class ChunkFile implements AutoCloseable {
      * before the first change: measured then, not at open, so opens for reads cost no stat.
      */
     private long allocatedBytes = -1;
+    /** Changed since {@link #takeChanged} last looked: the store notes it for the next fsync ({@link UnsyncedChanges}). */
+    private boolean changed;
+    /** Made by this open (its meta file was empty): the directory changed too. */
+    private boolean created;
 
     private ChunkFile(Path dataPath, Path metaPath, FileChannel data, FileChannel meta, DirectWriter directWriter) {
         this.dataPath = dataPath;
@@ -83,7 +87,8 @@ final class ChunkFile implements AutoCloseable {
     }
 
     /** Before a change of the data file: what it takes now, where that is not known yet. */
-    private void measureBeforeChange() {
+    private void beforeChange() {
+        changed = true;
         if (allocatedBytes < 0) {
             allocatedBytes = measureAllocation(dataPath);
         }
@@ -135,6 +140,8 @@ final class ChunkFile implements AutoCloseable {
     private void load() throws IOException {
         long size = meta.size();
         if (size == 0) {
+            created = true;
+            changed = true;
             version = 0;
             length = 0;
             crcs = new int[0];
@@ -186,7 +193,7 @@ final class ChunkFile implements AutoCloseable {
      * tag becomes {@code newCellTag} unless that is 0. Returns how many bytes the chunk grew.
      */
     int write(int offset, ByteBuffer bytes, int[] segmentCrcs, long newVersion, long newCellTag) throws IOException {
-        measureBeforeChange();
+        beforeChange();
         if (newCellTag != 0 && format < 3) {
             throw new PlinthException(ErrorCode.NOT_SUPPORTED, "chunk " + dataPath + " has format " + format + ", which keeps no cell tag");
         }
@@ -215,6 +222,10 @@ final class ChunkFile implements AutoCloseable {
             int blockEnd = Math.min(blockStart + BLOCK, newLength);
             if (blockStart >= offset && blockEnd <= offset + count) {
                 newCrcs[block] = segmentCrcs[block - writeFirst];
+            } else if (offset == oldLength && block == writeFirst) {
+                // an append to a partial last block: its CRC extended by the segment's, nothing read back (and old bytes
+                // damaged on the disk still fail the check, as their stored CRC carries over)
+                newCrcs[block] = Crc32cBlocks.combine(crcs[block], segmentCrcs[0], blockEnd - offset);
             } else {
                 newCrcs[block] = crcOfMerged(block, oldLength, newLength, offset, bytes);
             }
@@ -242,7 +253,7 @@ final class ChunkFile implements AutoCloseable {
      * Returns how many bytes the chunk grew (negative where it shrank).
      */
     int replace(ByteBuffer whole, int[] blockCrcs, long newVersion) throws IOException {
-        measureBeforeChange();
+        beforeChange();
         int oldLength = length;
         int newLength = whole.remaining();
         writeSparse(whole.slice());
@@ -349,7 +360,7 @@ final class ChunkFile implements AutoCloseable {
      * whether or not it had bytes to cut). Returns bytes freed.
      */
     int cut(int newLength, long newVersion) throws IOException {
-        measureBeforeChange();
+        beforeChange();
         if (newLength >= length) {
             if (newVersion != version) {
                 version = newVersion;
@@ -386,6 +397,20 @@ final class ChunkFile implements AutoCloseable {
                 throw new PlinthException(ErrorCode.CHECKSUM_MISMATCH, "block " + block + " of " + dataPath);
             }
         }
+    }
+
+    /** Whether the chunk changed since the last call. */
+    boolean takeChanged() {
+        boolean was = changed;
+        changed = false;
+        return was;
+    }
+
+    /** Whether this open made the chunk (and the last call did not say so yet). */
+    boolean takeCreated() {
+        boolean was = created;
+        created = false;
+        return was;
     }
 
     void force() throws IOException {

@@ -23,6 +23,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -80,6 +81,9 @@ public final class ChunkStore implements AutoCloseable {
     /** Every measured change to {@link #storedBytes} so far: what happened during a recount. */
     private final AtomicLong storedChanges = new AtomicLong();
     private volatile String failure;
+    /** What an fsync of each file has to force; null where it cannot be known (every chunk of the file is forced then). */
+    private final UnsyncedChanges unsynced;
+    private final java.util.concurrent.atomic.LongAdder fsyncs = new java.util.concurrent.atomic.LongAdder();
     private final LinkedHashMap<Path, ChunkFile> open = new LinkedHashMap<>(64, 0.75f, true);
 
     /** The chunk bytes to send for a read: a file region plus the stored CRCs that cover it. */
@@ -96,6 +100,7 @@ public final class ChunkStore implements AutoCloseable {
         this.directReader = alignment > 0 && directIo.reads() ? new DirectReader(alignment, directIo.readBuffers()) : null;
         this.readBuffers = directIo.readBuffers();
         this.fileStore = Files.getFileStore(root);
+        this.unsynced = UnsyncedChanges.afterSyncing(root);
     }
 
     /**
@@ -227,6 +232,11 @@ public final class ChunkStore implements AutoCloseable {
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return 0;
         }
+    }
+
+    /** Chunks and directories this target forced for {@link #syncFile} since it was opened. */
+    long fsyncs() {
+        return fsyncs.sum();
     }
 
     /** Bytes this target wrote past the page cache (O_DIRECT) since it was opened. */
@@ -385,9 +395,26 @@ public final class ChunkStore implements AutoCloseable {
                 } catch (IOException e) {
                     throw ioError("access", dataPath, e);
                 } finally {
+                    noteUnsynced(dataPath, chunk); // after the change and before its acknowledgement, so that an fsync sent after that finds it
                     chunk.notifyAll(); // a forwarded write may wait for this one (awaitVersion)
                 }
             }
+        }
+    }
+
+    private void noteUnsynced(Path dataPath, ChunkFile chunk) {
+        boolean changed = chunk.takeChanged();
+        boolean created = chunk.takeCreated();
+        if (unsynced == null || !changed && !created) {
+            return;
+        }
+        try {
+            unsynced.chunkChanged(dataPath);
+            if (created) {
+                unsynced.directoryChanged(dataPath.getParent());
+            }
+        } catch (IOException e) {
+            throw failedSync(root, e);
         }
     }
 
@@ -967,6 +994,13 @@ public final class ChunkStore implements AutoCloseable {
         } catch (IOException e) {
             throw ioError("remove", dataPath, e);
         }
+        if (unsynced != null) {
+            try {
+                unsynced.directoryChanged(dataPath.getParent());
+            } catch (IOException e) {
+                throw failedSync(root, e);
+            }
+        }
     }
 
     /** Removes every chunk of a file; idempotent. */
@@ -975,7 +1009,9 @@ public final class ChunkStore implements AutoCloseable {
             removeChunk(path);
         }
         try {
-            Files.deleteIfExists(inodeDirectory(inodeId));
+            if (Files.deleteIfExists(inodeDirectory(inodeId)) && unsynced != null) {
+                unsynced.forget(inodeDirectory(inodeId));
+            }
         } catch (IOException e) {
             // a concurrent write recreated it; the next removal takes it
         }
@@ -998,25 +1034,64 @@ public final class ChunkStore implements AutoCloseable {
         return new dev.plinth.wire.messages.StorageMessages.FileUsageResult(stored, lengths);
     }
 
-    /** Forces every chunk of a file, and its directory, to stable storage. A failed fsync fails the target ({@link #fail}). */
+    /**
+     * Forces a file's chunks, and its directory, to stable storage: those changed since they were
+     * last forced (and the directory where a chunk was made or removed), or every one where that is
+     * not known. A failed fsync fails the target ({@link #fail}).
+     */
     public void syncFile(long inodeId) {
-        for (Path path : chunkFiles(inodeId)) {
+        Path directory = inodeDirectory(inodeId);
+        if (unsynced == null) {
+            forceChunks(chunkFiles(inodeId));
+            forceDirectory(directory);
+            return;
+        }
+        UnsyncedChanges.Pending pending;
+        try {
+            pending = unsynced.take(directory);
+        } catch (IOException e) {
+            throw failedSync(root, e);
+        }
+        if (pending == null) {
+            return;
+        }
+        try {
+            forceChunks(pending.chunks);
+            if (pending.directoryChanged) {
+                forceDirectory(directory);
+            }
+        } catch (RuntimeException e) {
+            try {
+                unsynced.restore(directory, pending); // a chunk that could not be opened is still to be forced by the next fsync
+            } catch (IOException restoreFailure) {
+                e.addSuppressed(restoreFailure);
+            }
+            throw e;
+        }
+    }
+
+    private void forceChunks(Collection<Path> chunks) {
+        for (Path path : chunks) {
             withChunk(path, false, file -> {
                 try {
                     if (FaultPoints.take(FaultPoints.STORAGE_FSYNC_FAIL)) {
                         throw new IOException("Input/output error (injected: " + FaultPoints.STORAGE_FSYNC_FAIL + ")");
                     }
                     file.force();
+                    fsyncs.increment();
                 } catch (IOException e) {
                     throw failedSync(path, e);
                 }
                 return null;
             });
         }
-        Path directory = inodeDirectory(inodeId);
+    }
+
+    private void forceDirectory(Path directory) {
         if (Files.isDirectory(directory)) {
             try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
                 channel.force(true);
+                fsyncs.increment();
             } catch (IOException e) {
                 throw failedSync(directory, e);
             }

@@ -104,6 +104,11 @@ public final class StorageService implements AutoCloseable {
                     callback.call(target.directBytesRead(), Integer.toString(target.targetId()), "read");
                     callback.call(target.directBytesWritten(), Integer.toString(target.targetId()), "write");
                 })).register(registry);
+        io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("plinth_target_fsyncs")
+                .help("Chunks and directories each target forced to disk for files' fsyncs (SyncFile): each chunk changed since it "
+                        + "was last forced (its data and meta files), each directory where a chunk was made or removed.")
+                .labelNames("target").callback(callback -> targets.values().forEach(target ->
+                        callback.call(target.fsyncs(), Integer.toString(target.targetId())))).register(registry);
         Histogram queueWait = dev.plinth.wire.Metrics.latency(registry, "plinth_storage_queue_wait_seconds",
                 "Time chunk requests waited for a storage thread (queue io: reads and writes; remove: removed files' chunks); "
                         + "the rest of plinth_rpc_server_request_duration_seconds is the disk and the reply.", "queue");

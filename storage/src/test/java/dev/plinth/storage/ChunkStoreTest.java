@@ -354,4 +354,75 @@ class ChunkStoreTest {
         assertThat(store.storedBytes()).isZero();
         store.close();
     }
+
+    /**
+     * An fsync forces what changed since the last one and nothing else: the chunks written (also
+     * those whose files were closed meanwhile, as the open-file cache evicts them), the directory
+     * where a chunk was made or removed; a file with nothing changed costs no fsync at all. A store
+     * opened again starts with nothing pending (it synced its file system on opening).
+     */
+    @Test
+    void anFsyncForcesWhatChangedSinceTheLast() {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
+        byte[] bytes = new byte[4096];
+        write(store, new ChunkId(9, 0, 0), 0, bytes);
+        write(store, new ChunkId(9, 1, 0), 0, bytes);
+        store.syncFile(9);
+        assertThat(store.fsyncs()).as("two new chunks and their directory").isEqualTo(3);
+        store.syncFile(9);
+        assertThat(store.fsyncs()).as("nothing changed since").isEqualTo(3);
+        write(store, new ChunkId(9, 1, 0), 4096, bytes);
+        store.syncFile(9);
+        assertThat(store.fsyncs()).as("the one chunk written").isEqualTo(4);
+        write(store, new ChunkId(9, 0, 0), 4096, bytes);
+        for (int other = 0; other < 300; other++) { // more chunks than the store keeps open: chunk 0 of file 9 is closed
+            write(store, new ChunkId(10, 0, other), 0, bytes);
+        }
+        store.syncFile(9);
+        assertThat(store.fsyncs()).as("a chunk written and closed before the fsync").isEqualTo(5);
+        store.truncateObject(9, 1, 0, 1 << 20);
+        store.syncFile(9);
+        assertThat(store.fsyncs()).as("a chunk removed: the directory").isEqualTo(6);
+        store.syncFile(11);
+        assertThat(store.fsyncs()).as("a file this target has nothing of").isEqualTo(6);
+        store.close();
+        ChunkStore reopened = ChunkStore.open(directory.resolve("t"), 1, 0);
+        reopened.syncFile(10);
+        assertThat(reopened.fsyncs()).as("a store opened again synced its file system first").isZero();
+        reopened.close();
+    }
+
+    /**
+     * Appends extend the last block's CRC without reading it back: many of every size read back
+     * as written, and bytes damaged on the disk before an append still fail the check after it.
+     */
+    @Test
+    void appendsKeepEveryBlockChecked() throws IOException {
+        ChunkStore store = ChunkStore.open(directory.resolve("t"), 1, 0);
+        Random random = new Random(3);
+        ChunkId chunk = new ChunkId(12, 0, 0);
+        byte[] model = new byte[3 << 20];
+        int length = 0;
+        while (length < model.length - 20_000) {
+            byte[] bytes = new byte[random.nextInt(4) == 0 ? 4096 : 1 + random.nextInt(20_000)];
+            random.nextBytes(bytes);
+            write(store, chunk, length, bytes);
+            System.arraycopy(bytes, 0, model, length, bytes.length);
+            length += bytes.length;
+        }
+        store.verify(chunk);
+        assertThat(read(store, chunk, 0, length)).isEqualTo(Arrays.copyOf(model, length));
+
+        ChunkId damaged = new ChunkId(13, 0, 0);
+        write(store, damaged, 0, new byte[1000]);
+        ChunkStore.ReadResult stored = store.read(damaged, 0, 1000);
+        try (RandomAccessFile data = new RandomAccessFile(stored.file().toFile(), "rw")) {
+            data.seek(10);
+            data.write(1);
+        }
+        write(store, damaged, 1000, new byte[1000]);
+        assertThatThrownBy(() -> store.verify(damaged)).isInstanceOfSatisfying(PlinthException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
+        store.close();
+    }
 }
