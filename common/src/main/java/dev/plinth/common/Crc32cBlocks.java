@@ -64,38 +64,18 @@ public final class Crc32cBlocks {
      * block's stored CRC instead of reading back what the block held.
      */
     public static int combine(int crcA, int crcB, long lengthB) {
-        if (lengthB <= 0) {
-            return crcA;
-        }
-        int[] odd = new int[32]; // the operator for one zero bit
-        odd[0] = POLYNOMIAL;
-        int row = 1;
+        int[] operator = new int[32]; // what appending one zero bit does to a CRC, as a matrix over GF(2)
+        operator[0] = POLYNOMIAL;
         for (int n = 1; n < 32; n++) {
-            odd[n] = row;
-            row <<= 1;
+            operator[n] = 1 << (n - 1);
         }
-        int[] even = new int[32];
-        square(even, odd); // two zero bits
-        square(odd, even); // four
+        operator = square(square(square(operator))); // one zero byte
         int crc = crcA;
-        long remaining = lengthB; // in bytes: the first squaring below makes the operator for eight zero bits
-        while (true) {
-            square(even, odd);
-            if ((remaining & 1) != 0) {
-                crc = times(even, crc);
+        for (long bytes = lengthB; bytes > 0; bytes >>>= 1) { // B's length in zero bytes, by squaring
+            if ((bytes & 1) != 0) {
+                crc = times(operator, crc);
             }
-            remaining >>>= 1;
-            if (remaining == 0) {
-                break;
-            }
-            square(odd, even);
-            if ((remaining & 1) != 0) {
-                crc = times(odd, crc);
-            }
-            remaining >>>= 1;
-            if (remaining == 0) {
-                break;
-            }
+            operator = square(operator);
         }
         return crc ^ crcB;
     }
@@ -110,10 +90,12 @@ public final class Crc32cBlocks {
         return sum;
     }
 
-    private static void square(int[] square, int[] matrix) {
+    private static int[] square(int[] matrix) {
+        int[] square = new int[32];
         for (int n = 0; n < 32; n++) {
             square[n] = times(matrix, matrix[n]);
         }
+        return square;
     }
 
     public static int blockCount(long length) {
