@@ -30,6 +30,7 @@ import picocli.CommandLine.Command;
                 ShardsCommand.Pack.class,
                 ShardsCommand.Shards.class,
                 DfCommand.class,
+                PlanCommand.class,
                 StatusCommand.class,
                 TopCommand.class,
                 BenchCommand.class,
