@@ -65,12 +65,6 @@ public final class SizingModel {
             }
         }
 
-        /** This node kind with another network efficiency. */
-        public NodeType withEfficiency(double efficiency) {
-            return new NodeType(diskReadBytesPerSecond, diskWriteBytesPerSecond, networkBytesPerSecond, capacityBytes, mdtOperationsPerSecond,
-                    efficiency);
-        }
-
         /** Bytes per second one node serves to readers: its disks or its network, whichever is less. */
         public double readBytesPerSecond() {
             return Math.min(diskReadBytesPerSecond, networkBytesPerSecond * networkEfficiency);

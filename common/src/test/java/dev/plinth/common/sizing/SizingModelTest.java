@@ -88,7 +88,7 @@ class SizingModelTest {
     void nonsenseIsRefused() {
         assertThatThrownBy(() -> new Workload(0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)).isInstanceOf(PlinthException.class).hasMessageContaining("GPUs");
         assertThatThrownBy(() -> new Redundancy(2, 8, 3)).isInstanceOf(PlinthException.class);
-        assertThatThrownBy(() -> node(1, 1, 1, 1, 1).withEfficiency(1.5)).isInstanceOf(PlinthException.class);
+        assertThatThrownBy(() -> new NodeType(1, 1, 1, 1, 1, 1.5)).isInstanceOf(PlinthException.class);
     }
 
     private static Workload workload(int gpus, double parameters, double bytesPerParameter, double intervalSeconds, double stallSeconds) {
