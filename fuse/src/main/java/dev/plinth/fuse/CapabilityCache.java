@@ -26,16 +26,19 @@ final class CapabilityCache {
     private record Entry(byte[] value, long fetchedNanos) {}
 
     private final long timeoutNanos;
+    /** Asks the cluster for the attribute; fails with NO_ATTRIBUTE where there is none. */
+    private final LongFunction<byte[]> fetch;
     private final Map<Long, Entry> entries = new ConcurrentHashMap<>();
     /** Moves on every change through this mount: a fetch that overlapped one is not kept. */
     private final AtomicLong changes = new AtomicLong();
 
-    CapabilityCache(long timeoutMillis) {
+    CapabilityCache(long timeoutMillis, LongFunction<byte[]> fetch) {
         this.timeoutNanos = timeoutMillis * 1_000_000;
+        this.fetch = fetch;
     }
 
-    /** The attribute's value (null for none), from the cache while fresh, else from {@code fetch} (which fails with NO_ATTRIBUTE for none). */
-    byte[] get(long inodeId, LongFunction<byte[]> fetch) {
+    /** The attribute's value (null for none), from the cache while fresh, else from the cluster. */
+    byte[] get(long inodeId) {
         long now = System.nanoTime();
         Entry cached = entries.get(inodeId);
         if (cached != null && now - cached.fetchedNanos < timeoutNanos) {

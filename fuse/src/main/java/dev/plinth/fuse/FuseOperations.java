@@ -103,7 +103,8 @@ final class FuseOperations {
         this.readOnly = options.readOnly();
         this.attrTimeoutSeconds = options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS) / 1000.0;
         this.entryTimeoutSeconds = options.config().get(Settings.MOUNT_ENTRY_TIMEOUT_MILLIS) / 1000.0;
-        this.capabilities = new CapabilityCache(options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS));
+        this.capabilities = new CapabilityCache(options.config().get(Settings.MOUNT_ATTR_TIMEOUT_MILLIS),
+                inode -> client.getXattr(inode, CapabilityCache.NAME));
     }
 
     /** The libfuse session, once mounted: needed to send the kernel invalidations. */
@@ -825,7 +826,7 @@ final class FuseOperations {
                 replyXattr(req, client.getXattr(ino, attribute), size);
                 return;
             }
-            byte[] value = capabilities.get(ino, inode -> client.getXattr(inode, attribute));
+            byte[] value = capabilities.get(ino);
             if (value == null) {
                 throw new PlinthException(ErrorCode.NO_ATTRIBUTE, attribute);
             }
@@ -840,7 +841,7 @@ final class FuseOperations {
      * writes (the removal needs no permission of the writer's).
      */
     private void stripCapability(long inodeId) {
-        if (capabilities.get(inodeId, inode -> client.getXattr(inode, CapabilityCache.NAME)) == null) {
+        if (capabilities.get(inodeId) == null) {
             return;
         }
         try {
